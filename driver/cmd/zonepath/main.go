@@ -1,0 +1,169 @@
+// Command zonepath is the zonepath CSI driver: controller and node
+// services of a topology-aware hostpath driver in fake zones.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/driver/faults"
+	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/topology"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "devel"
+
+type options struct {
+	endpoint, nodeID, stateDir, dataDir, topologyFile string
+	nodeZone, nodeRack, kubeconfig                    string
+	nodeFromLabels                                    bool
+	controller, node                                  bool
+	disable                                           string
+	maxVolumesPerNode, maxVolumeSize                  int64
+	mount, faultRules                                 string
+	faultReload                                       time.Duration
+	showVersion                                       bool
+}
+
+func main() {
+	klog.InitFlags(nil)
+	var o options
+	flag.StringVar(&o.endpoint, "endpoint", "unix:///var/lib/kubelet/plugins/zonepath.csi.dev/csi.sock", "CSI endpoint, unix:///path/to/socket")
+	flag.StringVar(&o.nodeID, "nodeid", "", "ID of this node; required with --node")
+	flag.StringVar(&o.stateDir, "state-dir", "/var/lib/zonepath", "directory of the durable state database")
+	flag.StringVar(&o.dataDir, "data-dir", "", "directory of volume and snapshot data, shared by controller and node plugins of one machine (default <state-dir>/data)")
+	flag.StringVar(&o.topologyFile, "topology-file", "", "YAML file describing regions, zones, capacities, quotas and nodes (default: one region with zones zone-a, zone-b, zone-c)")
+	flag.StringVar(&o.nodeZone, "node-zone", "", "zone of this node, as region/zone or a unique zone name")
+	flag.StringVar(&o.nodeRack, "node-rack", "", "rack of this node, when its zone has racks")
+	flag.BoolVar(&o.nodeFromLabels, "node-topology-from-labels", false, "read this node's segment from its Node object's topology labels")
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --node-topology-from-labels (default: in-cluster)")
+	flag.BoolVar(&o.controller, "controller", true, "serve the controller service")
+	flag.BoolVar(&o.node, "node", true, "serve the node service")
+	flag.StringVar(&o.disable, "disable-capabilities", "", "comma-separated plugin capabilities not to advertise: CONTROLLER_SERVICE, VOLUME_ACCESSIBILITY_CONSTRAINTS, SNAPSHOT_ACCESSIBILITY_CONSTRAINTS")
+	flag.Int64Var(&o.maxVolumesPerNode, "max-volumes-per-node", 0, "attach limit reported and enforced for every node; overrides the topology file when > 0")
+	flag.Int64Var(&o.maxVolumeSize, "max-volume-size", 0, "largest volume in bytes; 0 means no limit")
+	flag.StringVar(&o.mount, "mount", "auto", "node mounts: bind, none (only create paths), or auto (bind when permitted)")
+	flag.StringVar(&o.faultRules, "fault-rules", "", "YAML file of fault rules; re-read when it changes")
+	flag.DurationVar(&o.faultReload, "fault-rules-reload-interval", time.Second, "how often to check --fault-rules for changes")
+	flag.BoolVar(&o.showVersion, "version", false, "print the version and exit")
+	flag.Parse()
+	if o.showVersion {
+		fmt.Println(plugin.DefaultName, version)
+		return
+	}
+	if err := run(o); err != nil {
+		klog.ErrorS(err, "zonepath failed")
+		klog.Flush()
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	cfg, err := o.config(ctx)
+	if err != nil {
+		return err
+	}
+	if cfg.Faults != nil {
+		go cfg.Faults.Watch(ctx, o.faultReload)
+	}
+	p, err := plugin.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return p.Serve(ctx)
+}
+
+func (o options) config(ctx context.Context) (plugin.Config, error) {
+	cfg := plugin.Config{
+		Version: version, Endpoint: o.endpoint, NodeID: o.nodeID, StateDir: o.stateDir, DataDir: o.dataDir,
+		ServeController: o.controller, ServeNode: o.node, MaxVolumesPerNode: o.maxVolumesPerNode,
+		MaxVolumeSize: o.maxVolumeSize, Mount: o.mount,
+	}
+	if !o.controller && !o.node {
+		return cfg, fmt.Errorf("--controller=false and --node=false: nothing to serve")
+	}
+	if err := o.capabilities(&cfg); err != nil {
+		return cfg, err
+	}
+	topo := topology.Default()
+	if o.topologyFile != "" {
+		var err error
+		if topo, err = topology.Load(o.topologyFile); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.Topology = topo
+	if o.node {
+		loc, err := o.nodeLocation(ctx, topo)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Node = loc
+	}
+	if o.faultRules != "" {
+		var seg map[string]string
+		if o.node {
+			seg, _ = topo.NodeSegment(cfg.Node.Zone, cfg.Node.Rack)
+		}
+		inj, err := faults.New(o.faultRules, seg)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Faults = inj
+	}
+	return cfg, nil
+}
+
+func (o options) capabilities(cfg *plugin.Config) error {
+	for _, c := range strings.Split(o.disable, ",") {
+		switch strings.TrimSpace(c) {
+		case "":
+		case "CONTROLLER_SERVICE":
+			cfg.DisableControllerService = true
+		case "VOLUME_ACCESSIBILITY_CONSTRAINTS":
+			cfg.DisableVolumeAccessibility = true
+		case "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS":
+			cfg.DisableSnapshotAccessibility = true
+		default:
+			return fmt.Errorf("--disable-capabilities: unknown capability %q", c)
+		}
+	}
+	return nil
+}
+
+// nodeLocation finds this node's zone: --node-zone, else the topology
+// file's entry for --nodeid, else the Node object's labels.
+func (o options) nodeLocation(ctx context.Context, topo *topology.Topology) (plugin.NodeLocation, error) {
+	if o.nodeID == "" {
+		return plugin.NodeLocation{}, fmt.Errorf("--nodeid is required with --node")
+	}
+	switch {
+	case o.nodeZone != "":
+		zone, err := topo.FindZone(o.nodeZone)
+		if err != nil {
+			return plugin.NodeLocation{}, fmt.Errorf("--node-zone: %w", err)
+		}
+		if _, err := topo.NodeSegment(zone, o.nodeRack); err != nil {
+			return plugin.NodeLocation{}, fmt.Errorf("--node-rack: %w", err)
+		}
+		return plugin.NodeLocation{Zone: zone, Rack: o.nodeRack}, nil
+	case o.nodeFromLabels:
+		return nodeFromLabels(ctx, o.kubeconfig, o.nodeID, topo)
+	}
+	if n, ok := topo.Node(o.nodeID); ok {
+		return plugin.NodeLocation{Zone: n.Zone, Rack: n.Rack}, nil
+	}
+	return plugin.NodeLocation{}, fmt.Errorf("node %s: give --node-zone, list it under nodes: in --topology-file, or use --node-topology-from-labels", o.nodeID)
+}

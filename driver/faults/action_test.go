@@ -1,0 +1,224 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+func snapshotResponse() *csi.CreateSnapshotResponse {
+	return &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{
+		SnapshotId:         "snap-1",
+		SourceVolumeId:     "vol-1",
+		SizeBytes:          100,
+		ReadyToUse:         true,
+		AccessibleTopology: topo(zone("b")),
+	}}
+}
+
+func TestCodeActions(t *testing.T) {
+	handlerErr := status.Error(codes.NotFound, "from handler")
+	tests := []struct {
+		name      string
+		action    string
+		handler   *fakeHandler
+		wantCalls int32
+		wantCode  codes.Code
+		wantMsg   string
+	}{
+		{"before skips handler", "code: ResourceExhausted\nmessage: zone-b snapshot quota", &fakeHandler{resp: snapshotResponse()}, 0, codes.ResourceExhausted, "zone-b snapshot quota"},
+		{"default message", "code: Unavailable\nwhen: before", &fakeHandler{resp: snapshotResponse()}, 0, codes.Unavailable, "injected fault r"},
+		{"after calls handler and drops reply", "code: Unavailable\nwhen: after", &fakeHandler{resp: snapshotResponse()}, 1, codes.Unavailable, "injected fault r"},
+		{"after hides handler error", "code: Aborted\nwhen: after", &fakeHandler{err: handlerErr}, 1, codes.Aborted, "injected fault r"},
+		{"delay then code", "code: Internal\ndelay: 1ms", &fakeHandler{resp: snapshotResponse()}, 0, codes.Internal, "injected fault r"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			i, _ := newInjector(t, oneRule("rpc: CreateSnapshot", tt.action), nil)
+			resp, err := call(context.Background(), i, createSnapshot, &csi.CreateSnapshotRequest{}, tt.handler)
+			if resp != nil {
+				t.Errorf("resp = %v, want nil", resp)
+			}
+			st := status.Convert(err)
+			if st.Code() != tt.wantCode || st.Message() != tt.wantMsg {
+				t.Errorf("err = %v, want %v %q", err, tt.wantCode, tt.wantMsg)
+			}
+			if got := tt.handler.calls.Load(); got != tt.wantCalls {
+				t.Errorf("handler called %d times, want %d", got, tt.wantCalls)
+			}
+		})
+	}
+}
+
+func TestDelay(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expiring, cancel2 := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel2()
+	tests := []struct {
+		name      string
+		ctx       context.Context
+		action    string
+		wantCode  codes.Code
+		wantCalls int32
+		minTime   time.Duration
+	}{
+		{"sleeps then calls handler", context.Background(), "delay: 30ms", codes.OK, 1, delay},
+		{"cancelled context", cancelled, "delay: 1h", codes.Canceled, 0, 0},
+		{"deadline exceeded", expiring, "delay: 1h", codes.DeadlineExceeded, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			i, _ := newInjector(t, oneRule("rpc: CreateSnapshot", tt.action), nil)
+			h := &fakeHandler{resp: snapshotResponse()}
+			start := time.Now()
+			_, err := call(tt.ctx, i, createSnapshot, nil, h)
+			elapsed := time.Since(start)
+			if got := status.Code(err); got != tt.wantCode {
+				t.Errorf("code = %v (%v), want %v", got, err, tt.wantCode)
+			}
+			if got := h.calls.Load(); got != tt.wantCalls {
+				t.Errorf("handler called %d times, want %d", got, tt.wantCalls)
+			}
+			if elapsed < tt.minTime || elapsed > 10*time.Second {
+				t.Errorf("took %v, want at least %v and far less than the 1h delay", elapsed, tt.minTime)
+			}
+		})
+	}
+}
+
+func TestMutate(t *testing.T) {
+	tests := []struct {
+		name    string
+		action  string
+		handler *fakeHandler
+		want    proto.Message // nil: want an error with wantErr
+		wantErr string
+	}{
+		{
+			name:    "clear accessible_topology",
+			action:  "mutate: {clear: [snapshot.accessible_topology]}",
+			handler: &fakeHandler{resp: snapshotResponse()},
+			want: &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{
+				SnapshotId: "snap-1", SourceVolumeId: "vol-1", SizeBytes: 100, ReadyToUse: true,
+			}},
+		},
+		{
+			name:    "set scalars of each kind",
+			action:  "mutate: {set: {snapshot.snapshot_id: other, snapshot.size_bytes: 1, snapshot.ready_to_use: false}}",
+			handler: &fakeHandler{resp: snapshotResponse()},
+			want: &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{
+				SnapshotId: "other", SourceVolumeId: "vol-1", SizeBytes: 1, AccessibleTopology: topo(zone("b")),
+			}},
+		},
+		{
+			name:    "clear whole message",
+			action:  "mutate: {clear: [snapshot]}",
+			handler: &fakeHandler{resp: snapshotResponse()},
+			want:    &csi.CreateSnapshotResponse{},
+		},
+		{
+			name:    "clear below unset message is a no-op",
+			action:  "mutate: {clear: [snapshot.accessible_topology]}",
+			handler: &fakeHandler{resp: &csi.CreateSnapshotResponse{}},
+			want:    &csi.CreateSnapshotResponse{},
+		},
+		{
+			name:    "set creates intermediate message",
+			action:  "mutate: {set: {snapshot.snapshot_id: x}}",
+			handler: &fakeHandler{resp: &csi.CreateSnapshotResponse{}},
+			want:    &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{SnapshotId: "x"}},
+		},
+		{
+			name:    "unknown field",
+			action:  "mutate: {clear: [volume.accessible_topology]}",
+			handler: &fakeHandler{resp: snapshotResponse()},
+			wantErr: `fault rule "r": mutate path "volume.accessible_topology": csi.v1.CreateSnapshotResponse has no field "volume"`,
+		},
+		{
+			name:    "unknown field fails even when parent unset",
+			action:  "mutate: {clear: [snapshot.bogus]}",
+			handler: &fakeHandler{resp: &csi.CreateSnapshotResponse{}},
+			wantErr: `csi.v1.Snapshot has no field "bogus"`,
+		},
+		{
+			name:    "path through repeated field",
+			action:  "mutate: {clear: [snapshot.accessible_topology.segments]}",
+			handler: &fakeHandler{resp: snapshotResponse()},
+			wantErr: `csi.v1.Snapshot.accessible_topology is not a singular message field`,
+		},
+		{
+			name:    "set on message field",
+			action:  "mutate: {set: {snapshot: x}}",
+			handler: &fakeHandler{resp: snapshotResponse()},
+			wantErr: `csi.v1.CreateSnapshotResponse.snapshot is not a scalar field`,
+		},
+		{
+			name:    "set value of wrong kind",
+			action:  "mutate: {set: {snapshot.size_bytes: big}}",
+			handler: &fakeHandler{resp: snapshotResponse()},
+			wantErr: `value "big" for csi.v1.Snapshot.size_bytes (int64)`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			i, _ := newInjector(t, oneRule("rpc: CreateSnapshot", tt.action), nil)
+			original := proto.Clone(tt.handler.resp.(proto.Message))
+			ctx, logs := logContext(t)
+			resp, err := call(ctx, i, createSnapshot, nil, tt.handler)
+			if tt.want != nil {
+				if err != nil || !proto.Equal(resp.(proto.Message), tt.want) {
+					t.Errorf("got %v, %v; want %v", resp, err, tt.want)
+				}
+			} else {
+				st := status.Convert(err)
+				if resp != nil || st.Code() != codes.Internal || !strings.Contains(st.Message(), tt.wantErr) {
+					t.Errorf("got %v, %v; want Internal containing %q", resp, err, tt.wantErr)
+				}
+				_, err2 := call(ctx, i, createSnapshot, nil, tt.handler)
+				if status.Code(err2) != codes.Internal {
+					t.Errorf("second call: %v, want Internal again", err2)
+				}
+				if n := strings.Count(logs(), "Fault rule cannot apply mutate path"); n != 1 {
+					t.Errorf("unresolvable path logged %d times over two calls, want once:\n%s", n, logs())
+				}
+			}
+			if !proto.Equal(tt.handler.resp.(proto.Message), original) {
+				t.Errorf("handler's own response was modified: %v", tt.handler.resp)
+			}
+		})
+	}
+}
+
+func TestMutateSkipsFailedCalls(t *testing.T) {
+	i, _ := newInjector(t, oneRule("rpc: CreateSnapshot", "mutate: {clear: [snapshot]}"), nil)
+	wantErr := status.Error(codes.NotFound, "no source")
+	h := &fakeHandler{resp: snapshotResponse(), err: wantErr}
+	resp, err := call(context.Background(), i, createSnapshot, nil, h)
+	if !errors.Is(err, wantErr) || !proto.Equal(resp.(proto.Message), snapshotResponse()) {
+		t.Errorf("got %v, %v; want the handler's reply untouched", resp, err)
+	}
+}
+
+func TestFiredFaultIsLogged(t *testing.T) {
+	i, _ := newInjector(t, oneRule("rpc: CreateSnapshot\nnth: 2", "code: Aborted"), nil)
+	ctx, logs := logContext(t)
+	call(ctx, i, createSnapshot, nil, &fakeHandler{})
+	if strings.Contains(logs(), "Injecting fault") {
+		t.Fatalf("logged a fault before the rule fired:\n%s", logs())
+	}
+	call(ctx, i, createSnapshot, nil, &fakeHandler{})
+	for _, want := range []string{"Injecting fault", `rule="r"`, `method="` + createSnapshot + `"`, `matchedCall=2`} {
+		if !strings.Contains(logs(), want) {
+			t.Errorf("log lacks %s:\n%s", want, logs())
+		}
+	}
+}

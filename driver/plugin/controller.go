@@ -1,0 +1,501 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"k8s.io/klog/v2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/zonepath/zonepath/driver/state"
+	"github.com/zonepath/zonepath/driver/topology"
+)
+
+const defaultVolumeSize = 1 << 30
+
+// ControllerGetCapabilities implements csi.ControllerServer.
+func (p *Plugin) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
+	var caps []*csi.ControllerServiceCapability
+	for _, c := range []csi.ControllerServiceCapability_RPC_Type{
+		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
+		csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME,
+		csi.ControllerServiceCapability_RPC_PUBLISH_READONLY,
+		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
+		csi.ControllerServiceCapability_RPC_LIST_VOLUMES_PUBLISHED_NODES,
+		csi.ControllerServiceCapability_RPC_GET_VOLUME,
+		csi.ControllerServiceCapability_RPC_GET_CAPACITY,
+		csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
+		csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
+		csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
+		csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
+		csi.ControllerServiceCapability_RPC_EXPAND_VOLUME,
+		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
+	} {
+		caps = append(caps, &csi.ControllerServiceCapability{Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: c}}})
+	}
+	return &csi.ControllerGetCapabilitiesResponse{Capabilities: caps}, nil
+}
+
+// CreateVolume implements csi.ControllerServer.
+//
+// The backing data is made before the record, outside the store lock, so
+// that filling a volume from a large snapshot never stalls unrelated
+// requests; if the record then cannot be written the data is removed. A
+// crash in between leaves an orphan directory, never a volume without
+// data.
+func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
+	spec, err := p.volumeSpec(req)
+	if err != nil {
+		return nil, err
+	}
+	if existing := p.store.VolumeByName(spec.name); existing != nil {
+		if err := p.checkSameVolume(existing, spec); err != nil {
+			return nil, err
+		}
+		return &csi.CreateVolumeResponse{Volume: p.csiVolume(existing)}, nil
+	}
+	if err := p.checkSourceExists(spec); err != nil {
+		return nil, err
+	}
+	id := newID(volumePrefix)
+	if err := p.data.createVolume(id, spec.block, spec.size, spec.sourceSnapshot, spec.sourceVolume); err != nil {
+		return nil, status.Errorf(codes.Internal, "creating data of volume %s: %v", id, err)
+	}
+	var vol *state.Volume
+	err = p.store.Update(func(tx *state.Tx) error {
+		if existing := tx.VolumeByName(spec.name); existing != nil {
+			vol = existing // a concurrent request with the same name won
+			return p.checkSameVolume(existing, spec)
+		}
+		v, err := p.placeVolume(tx, id, spec)
+		if err != nil {
+			return err
+		}
+		tx.PutVolume(v)
+		vol = v
+		return nil
+	})
+	if err != nil || vol.ID != id {
+		if derr := p.data.deleteVolume(id); derr != nil {
+			klog.FromContext(ctx).Error(derr, "Removing data of a volume that was not created", "volumeID", id)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &csi.CreateVolumeResponse{Volume: p.csiVolume(vol)}, nil
+}
+
+// checkSourceExists fails early, before any data is copied, when the
+// content source is unknown (spec: CreateVolume Errors, "Source does not
+// exist"). The store update checks again, authoritatively.
+func (p *Plugin) checkSourceExists(spec *volumeSpec) error {
+	if spec.sourceSnapshot != "" && p.store.Snapshot(spec.sourceSnapshot) == nil {
+		return status.Errorf(codes.NotFound, "source snapshot %s does not exist", spec.sourceSnapshot)
+	}
+	if spec.sourceVolume != "" && p.store.Volume(spec.sourceVolume) == nil {
+		return status.Errorf(codes.NotFound, "source volume %s does not exist", spec.sourceVolume)
+	}
+	return nil
+}
+
+// volumeSpec is a validated CreateVolumeRequest.
+type volumeSpec struct {
+	name           string
+	size           int64
+	required       int64
+	limit          int64
+	block          bool
+	params         map[string]string
+	sourceSnapshot string
+	sourceVolume   string
+	candidates     []int // nil: unconstrained
+	requirement    *csi.TopologyRequirement
+}
+
+func (p *Plugin) volumeSpec(req *csi.CreateVolumeRequest) (*volumeSpec, error) {
+	if err := checkName("name", req.GetName()); err != nil {
+		return nil, err
+	}
+	block, err := accessType(req.GetVolumeCapabilities())
+	if err != nil {
+		return nil, err
+	}
+	spec := &volumeSpec{name: req.GetName(), block: block, params: req.GetParameters(), requirement: req.GetAccessibilityRequirements()}
+	if spec.required, spec.limit, spec.size, err = p.capacity(req.GetCapacityRange()); err != nil {
+		return nil, err
+	}
+	if src := req.GetVolumeContentSource(); src != nil {
+		switch {
+		case src.GetSnapshot() != nil:
+			spec.sourceSnapshot = src.GetSnapshot().GetSnapshotId()
+			err = checkID("volume_content_source.snapshot.snapshot_id", spec.sourceSnapshot)
+		case src.GetVolume() != nil:
+			spec.sourceVolume = src.GetVolume().GetVolumeId()
+			err = checkID("volume_content_source.volume.volume_id", spec.sourceVolume)
+		default:
+			err = status.Error(codes.InvalidArgument, "volume_content_source names neither a snapshot nor a volume")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if p.volumeTopology() {
+		if spec.candidates, err = p.topo.Candidates(spec.requirement); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "accessibility_requirements: %v", err)
+		}
+	}
+	return spec, nil
+}
+
+// capacity applies CSI's capacity_range rules: the volume is at least
+// required_bytes and at most limit_bytes; unset means defaultVolumeSize.
+func (p *Plugin) capacity(r *csi.CapacityRange) (required, limit, size int64, err error) {
+	required, limit = r.GetRequiredBytes(), r.GetLimitBytes()
+	switch {
+	case required < 0 || limit < 0:
+		return 0, 0, 0, status.Error(codes.InvalidArgument, "capacity_range: bytes must not be negative")
+	case limit > 0 && required > limit:
+		return 0, 0, 0, status.Errorf(codes.InvalidArgument, "capacity_range: required_bytes %d exceeds limit_bytes %d", required, limit)
+	}
+	size = required
+	if size == 0 {
+		size = defaultVolumeSize
+		if limit > 0 && limit < size {
+			size = limit
+		}
+	}
+	if p.cfg.MaxVolumeSize > 0 && size > p.cfg.MaxVolumeSize {
+		return 0, 0, 0, status.Errorf(codes.OutOfRange, "capacity_range: %d bytes exceed the driver's maximum volume size %d", size, p.cfg.MaxVolumeSize)
+	}
+	return required, limit, size, nil
+}
+
+// accessType validates volume_capabilities and reports block access.
+func accessType(caps []*csi.VolumeCapability) (block bool, err error) {
+	if len(caps) == 0 {
+		return false, status.Error(codes.InvalidArgument, "volume_capabilities are required")
+	}
+	var mount, blk bool
+	for i, c := range caps {
+		switch {
+		case c.GetBlock() != nil:
+			blk = true
+		case c.GetMount() != nil:
+			mount = true
+		default:
+			return false, status.Errorf(codes.InvalidArgument, "volume_capabilities[%d]: access_type must be block or mount", i)
+		}
+		if c.GetAccessMode() == nil || c.GetAccessMode().GetMode() == csi.VolumeCapability_AccessMode_UNKNOWN {
+			return false, status.Errorf(codes.InvalidArgument, "volume_capabilities[%d]: access_mode is required", i)
+		}
+	}
+	if mount && blk {
+		return false, status.Error(codes.InvalidArgument, "volume_capabilities: a volume is either block or mount, not both")
+	}
+	return blk, nil
+}
+
+// checkSameVolume applies CSI CreateVolume idempotency: the same name with
+// compatible arguments returns the existing volume; otherwise
+// ALREADY_EXISTS (spec: CreateVolume Errors, "Volume already exists but
+// is incompatible").
+func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
+	var why string
+	switch {
+	case v.CapacityBytes < spec.required || (spec.limit > 0 && v.CapacityBytes > spec.limit):
+		why = fmt.Sprintf("its capacity %d is outside the requested range", v.CapacityBytes)
+	case v.Block != spec.block:
+		why = "its access type differs"
+	case !maps.Equal(v.Parameters, spec.params):
+		why = "its parameters differ"
+	case v.SourceSnapshot != spec.sourceSnapshot || v.SourceVolume != spec.sourceVolume:
+		why = "its volume_content_source differs"
+	case spec.candidates != nil && len(spec.requirement.GetRequisite()) > 0 && !contains(spec.candidates, p.zoneIndex(v.Zone)):
+		why = fmt.Sprintf("it lives in %s, outside the requisite topology", v.Zone)
+	default:
+		return nil
+	}
+	return status.Errorf(codes.AlreadyExists, "volume %q already exists as %s but %s", spec.name, v.ID, why)
+}
+
+// placeVolume chooses the zone of a new volume: the first candidate with
+// room, among zones the source allows.
+func (p *Plugin) placeVolume(tx *state.Tx, id string, spec *volumeSpec) (*state.Volume, error) {
+	candidates, err := p.sourceZones(tx, spec)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range candidates {
+		z := p.topo.Zones[i]
+		if z.CapacityBytes >= 0 && tx.Usage(z.ID()).Bytes+spec.size > z.CapacityBytes {
+			continue
+		}
+		return &state.Volume{
+			ID: id, Name: spec.name, CapacityBytes: spec.size, Zone: z.ID(), Block: spec.block,
+			Parameters: spec.params, SourceSnapshot: spec.sourceSnapshot, SourceVolume: spec.sourceVolume, Created: time.Now().UTC(),
+		}, nil
+	}
+	return nil, status.Errorf(codes.ResourceExhausted, "no room for %d bytes in zones %s", spec.size, p.zoneNames(candidates))
+}
+
+// sourceZones narrows the requested zones to those the content source
+// allows: a clone stays in its source's zone; a restore goes where the
+// snapshot is usable from. With no overlap the request is valid but
+// cannot be met where it asks, which is RESOURCE_EXHAUSTED (spec:
+// CreateVolume Errors, "Unable to provision in accessible_topology"); a
+// CO such as the external-provisioner then reschedules rather than
+// giving up.
+func (p *Plugin) sourceZones(tx *state.Tx, spec *volumeSpec) ([]int, error) {
+	requested := spec.candidates
+	if requested == nil {
+		requested = allZones(p.topo)
+	}
+	switch {
+	case spec.sourceVolume != "":
+		src := tx.Volume(spec.sourceVolume)
+		if src == nil {
+			return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.sourceVolume)
+		}
+		if err := checkSourceFits(src.CapacityBytes, spec.size, src.Block, spec.block, "volume", src.ID); err != nil {
+			return nil, err
+		}
+		if !p.volumeTopology() {
+			return []int{p.zoneIndex(src.Zone)}, nil
+		}
+		return narrow(requested, []int{p.zoneIndex(src.Zone)}, "source volume "+src.ID+" in "+src.Zone, p)
+	case spec.sourceSnapshot != "":
+		snap := tx.Snapshot(spec.sourceSnapshot)
+		if snap == nil {
+			return nil, status.Errorf(codes.NotFound, "source snapshot %s does not exist", spec.sourceSnapshot)
+		}
+		src := tx.Volume(snap.SourceVolume)
+		block := src != nil && src.Block
+		if src == nil {
+			block = spec.block // the source is gone; its snapshot file tells
+		}
+		if err := checkSourceFits(snap.SizeBytes, spec.size, block, spec.block, "snapshot", snap.ID); err != nil {
+			return nil, err
+		}
+		if !p.snapshotTopology() {
+			return requested, nil
+		}
+		usable := p.snapshotZones(snap)
+		return narrow(requested, usable, fmt.Sprintf("snapshot %s usable from %s", snap.ID, topology.FormatSegments(p.snapshotTopologySegments(snap))), p)
+	}
+	return requested, nil
+}
+
+func checkSourceFits(srcSize, size int64, srcBlock, block bool, kind, id string) error {
+	if size < srcSize {
+		return status.Errorf(codes.OutOfRange, "requested %d bytes, less than the %d bytes of source %s %s", size, srcSize, kind, id)
+	}
+	if srcBlock != block {
+		return status.Errorf(codes.InvalidArgument, "source %s %s and the new volume differ in access type (block vs mount)", kind, id)
+	}
+	return nil
+}
+
+// narrow keeps the requested zones the source allows, in request order.
+func narrow(requested, allowed []int, source string, p *Plugin) ([]int, error) {
+	var out []int
+	for _, i := range requested {
+		if contains(allowed, i) {
+			out = append(out, i)
+		}
+	}
+	if len(out) == 0 {
+		return nil, status.Errorf(codes.ResourceExhausted, "requested zones %s are outside the zones of %s", p.zoneNames(requested), source)
+	}
+	return out, nil
+}
+
+// DeleteVolume implements csi.ControllerServer. Deleting an unknown
+// volume succeeds (spec: DeleteVolume is idempotent).
+func (p *Plugin) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
+	id := req.GetVolumeId()
+	if err := checkID("volume_id", id); err != nil {
+		return nil, err
+	}
+	err := p.store.Update(func(tx *state.Tx) error {
+		v := tx.Volume(id)
+		if v == nil {
+			return nil
+		}
+		if tx.IsPublished(id) {
+			return status.Errorf(codes.FailedPrecondition, "volume %s is still published to a node", id)
+		}
+		tx.DeleteVolume(id)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Data goes after the record is durably gone: a crash in between
+	// leaves an orphan directory, never a volume whose data vanished.
+	if err := p.data.deleteVolume(id); err != nil {
+		return nil, status.Errorf(codes.Internal, "deleting data of volume %s: %v", id, err)
+	}
+	return &csi.DeleteVolumeResponse{}, nil
+}
+
+// ControllerGetVolume implements csi.ControllerServer.
+func (p *Plugin) ControllerGetVolume(ctx context.Context, req *csi.ControllerGetVolumeRequest) (*csi.ControllerGetVolumeResponse, error) {
+	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
+		return nil, err
+	}
+	v := p.store.Volume(req.GetVolumeId())
+	if v == nil {
+		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", req.GetVolumeId())
+	}
+	return &csi.ControllerGetVolumeResponse{
+		Volume: p.csiVolume(v),
+		Status: &csi.ControllerGetVolumeResponse_VolumeStatus{PublishedNodeIds: p.store.PublishedNodes(v.ID)},
+	}, nil
+}
+
+// ListVolumes implements csi.ControllerServer.
+func (p *Plugin) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (*csi.ListVolumesResponse, error) {
+	if req.GetMaxEntries() < 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "max_entries %d must not be negative", req.GetMaxEntries())
+	}
+	from, err := decodeToken(req.GetStartingToken())
+	if err != nil {
+		return nil, err
+	}
+	vols, next := p.store.ListVolumes(from, int(req.GetMaxEntries()))
+	resp := &csi.ListVolumesResponse{}
+	for _, v := range vols {
+		resp.Entries = append(resp.Entries, &csi.ListVolumesResponse_Entry{
+			Volume: p.csiVolume(v),
+			Status: &csi.ListVolumesResponse_VolumeStatus{PublishedNodeIds: p.store.PublishedNodes(v.ID)},
+		})
+	}
+	if next != "" {
+		resp.NextToken = encodeToken(next)
+	}
+	return resp, nil
+}
+
+// ValidateVolumeCapabilities implements csi.ControllerServer.
+func (p *Plugin) ValidateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
+	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
+		return nil, err
+	}
+	block, err := accessType(req.GetVolumeCapabilities())
+	if err != nil {
+		return nil, err
+	}
+	v := p.store.Volume(req.GetVolumeId())
+	if v == nil {
+		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", req.GetVolumeId())
+	}
+	if block != v.Block {
+		return &csi.ValidateVolumeCapabilitiesResponse{Message: "access type differs from the volume's"}, nil
+	}
+	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{
+		VolumeContext: req.GetVolumeContext(), VolumeCapabilities: req.GetVolumeCapabilities(), Parameters: req.GetParameters(),
+	}}, nil
+}
+
+// GetCapacity implements csi.ControllerServer: the free bytes of the
+// zones accessible_topology selects (all zones without it), and the
+// largest volume one of them can still take.
+func (p *Plugin) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+	zones := allZones(p.topo)
+	if seg := req.GetAccessibleTopology(); seg != nil && p.volumeTopology() {
+		var err error
+		if zones, err = p.topo.Select(seg.GetSegments()); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "accessible_topology: %v", err)
+		}
+	}
+	var total, largest int64
+	for _, i := range zones {
+		free := p.freeBytes(i)
+		total += free
+		largest = max(largest, free)
+	}
+	resp := &csi.GetCapacityResponse{AvailableCapacity: total}
+	if largest > 0 {
+		resp.MaximumVolumeSize = wrapInt64(largest)
+	}
+	return resp, nil
+}
+
+func (p *Plugin) freeBytes(i int) int64 {
+	z := p.topo.Zones[i]
+	if z.CapacityBytes < 0 {
+		return unlimitedCapacity
+	}
+	return max(0, z.CapacityBytes-p.store.ZoneUsage(z.ID()).Bytes)
+}
+
+// unlimitedCapacity is reported for zones without a capacity: 1 PiB,
+// large enough for any test, small enough that sums do not overflow.
+const unlimitedCapacity = 1 << 50
+
+// ControllerExpandVolume implements csi.ControllerServer.
+func (p *Plugin) ControllerExpandVolume(ctx context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
+	id := req.GetVolumeId()
+	if err := checkID("volume_id", id); err != nil {
+		return nil, err
+	}
+	if req.GetCapacityRange() == nil {
+		return nil, status.Error(codes.InvalidArgument, "capacity_range is required")
+	}
+	_, _, size, err := p.capacity(req.GetCapacityRange())
+	if err != nil {
+		return nil, err
+	}
+	var vol *state.Volume
+	err = p.store.Update(func(tx *state.Tx) error {
+		v := tx.Volume(id)
+		if v == nil {
+			return status.Errorf(codes.NotFound, "volume %s does not exist", id)
+		}
+		vol = v
+		if size <= v.CapacityBytes {
+			return nil // already as large: expansion is idempotent
+		}
+		z, _ := p.topo.Zone(v.Zone)
+		if z.CapacityBytes >= 0 && tx.Usage(z.ID()).Bytes-v.CapacityBytes+size > z.CapacityBytes {
+			return status.Errorf(codes.OutOfRange, "zone %s has no room to grow volume %s to %d bytes", z.ID(), id, size)
+		}
+		grown := *v
+		grown.CapacityBytes = size
+		tx.PutVolume(&grown)
+		vol = &grown
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The file grows after the record, and on every call, so a retry
+	// after a failure here completes the expansion.
+	if vol.Block {
+		if err := p.data.resizeBlock(id, vol.CapacityBytes); err != nil {
+			return nil, status.Errorf(codes.Internal, "resizing volume %s: %v", id, err)
+		}
+	}
+	return &csi.ControllerExpandVolumeResponse{CapacityBytes: vol.CapacityBytes, NodeExpansionRequired: !vol.Block}, nil
+}
+
+// csiVolume renders a volume; accessible_topology only when the plugin
+// advertises VOLUME_ACCESSIBILITY_CONSTRAINTS.
+func (p *Plugin) csiVolume(v *state.Volume) *csi.Volume {
+	out := &csi.Volume{VolumeId: v.ID, CapacityBytes: v.CapacityBytes}
+	switch {
+	case v.SourceSnapshot != "":
+		out.ContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: v.SourceSnapshot}}}
+	case v.SourceVolume != "":
+		out.ContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: v.SourceVolume}}}
+	}
+	if p.volumeTopology() {
+		out.AccessibleTopology = []*csi.Topology{{Segments: p.zoneSegment(v.Zone)}}
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+package plugin
+
+import (
+	"context"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// GetPluginInfo implements csi.IdentityServer.
+func (p *Plugin) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
+	return &csi.GetPluginInfoResponse{Name: p.cfg.Name, VendorVersion: p.cfg.Version}, nil
+}
+
+// Probe implements csi.IdentityServer: the plugin is ready once New
+// returned, since the state is loaded there.
+func (p *Plugin) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {
+	return &csi.ProbeResponse{Ready: wrapperspb.Bool(true)}, nil
+}
+
+// GetPluginCapabilities implements csi.IdentityServer. Each capability can
+// be switched off so the driver can play one that lacks it.
+func (p *Plugin) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
+	var caps []*csi.PluginCapability
+	add := func(c csi.PluginCapability_Service_Type) {
+		caps = append(caps, &csi.PluginCapability{Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: c}}})
+	}
+	if p.controllerService() {
+		add(csi.PluginCapability_Service_CONTROLLER_SERVICE)
+	}
+	if p.volumeTopology() {
+		add(csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS)
+	}
+	if p.snapshotTopology() {
+		add(csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)
+	}
+	return &csi.GetPluginCapabilitiesResponse{Capabilities: caps}, nil
+}
+
+func (p *Plugin) controllerService() bool {
+	return p.cfg.ServeController && !p.cfg.DisableControllerService
+}
+
+func (p *Plugin) volumeTopology() bool { return !p.cfg.DisableVolumeAccessibility }
+
+// snapshotTopology: snapshot topology is only meaningful when the plugin
+// creates snapshots, so it is off without the controller service.
+func (p *Plugin) snapshotTopology() bool {
+	return p.controllerService() && !p.cfg.DisableSnapshotAccessibility
+}

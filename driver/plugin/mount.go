@@ -1,0 +1,80 @@
+package plugin
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	mountutils "k8s.io/mount-utils"
+)
+
+// mounter performs node-side bind mounts, or only records them where the
+// driver may not mount (an unprivileged laptop run); either way the node
+// service keeps the same state, so the CSI behaviour is identical.
+type mounter interface {
+	bind(source, target string, readonly bool) error
+	unmount(target string) error
+	kind() string
+}
+
+type bindMounter struct{ m mountutils.Interface }
+
+func (b bindMounter) bind(source, target string, readonly bool) error {
+	opts := []string{"bind"}
+	if readonly {
+		opts = append(opts, "ro")
+	}
+	return b.m.Mount(source, target, "", opts)
+}
+
+func (b bindMounter) unmount(target string) error {
+	return mountutils.CleanupMountPoint(target, b.m, true)
+}
+
+func (bindMounter) kind() string { return "bind" }
+
+// pathMounter mounts nothing; unmount removes the path as the CO expects.
+type pathMounter struct{}
+
+func (pathMounter) bind(string, string, bool) error { return nil }
+func (pathMounter) unmount(target string) error {
+	if err := os.Remove(target); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+func (pathMounter) kind() string { return "none" }
+
+// newMounter picks the mounter: "bind", "none", or "auto", which tries a
+// bind mount inside dir and falls back to none.
+func newMounter(mode, dir string) (mounter, error) {
+	switch mode {
+	case "bind":
+		return bindMounter{m: mountutils.New("")}, nil
+	case "none":
+		return pathMounter{}, nil
+	case "", "auto":
+		if canBindMount(dir) {
+			return bindMounter{m: mountutils.New("")}, nil
+		}
+		return pathMounter{}, nil
+	}
+	return nil, fmt.Errorf("mount mode %q: must be auto, bind or none", mode)
+}
+
+func canBindMount(dir string) bool {
+	probe, err := os.MkdirTemp(dir, ".mount-probe-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(probe)
+	src, dst := filepath.Join(probe, "src"), filepath.Join(probe, "dst")
+	if os.Mkdir(src, 0o700) != nil || os.Mkdir(dst, 0o700) != nil {
+		return false
+	}
+	m := mountutils.New("")
+	if m.Mount(src, dst, "", []string{"bind"}) != nil {
+		return false
+	}
+	return m.Unmount(dst) == nil
+}

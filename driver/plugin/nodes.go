@@ -1,0 +1,32 @@
+package plugin
+
+import (
+	"github.com/zonepath/zonepath/driver/topology"
+)
+
+// nodeDirectory answers where a node is and how many volumes it takes:
+// the controller learns nodes from the topology file, and the node
+// plugin sharing its process is always known.
+type nodeDirectory struct{ p *Plugin }
+
+func newNodeDirectory(p *Plugin) *nodeDirectory { return &nodeDirectory{p: p} }
+
+func (d *nodeDirectory) lookup(id string) (topology.NodeInfo, bool) {
+	cfg := d.p.cfg
+	if cfg.ServeNode && id == cfg.NodeID {
+		info := topology.NodeInfo{ID: id, Zone: cfg.Node.Zone, Rack: cfg.Node.Rack, MaxVolumesPerNode: d.p.topo.DefaultMaxVolumesPerNode()}
+		if n, ok := d.p.topo.Node(id); ok {
+			info.MaxVolumesPerNode = n.MaxVolumesPerNode
+		}
+		return d.withOverride(info), true
+	}
+	n, ok := d.p.topo.Node(id)
+	return d.withOverride(n), ok
+}
+
+func (d *nodeDirectory) withOverride(n topology.NodeInfo) topology.NodeInfo {
+	if d.p.cfg.MaxVolumesPerNode > 0 {
+		n.MaxVolumesPerNode = d.p.cfg.MaxVolumesPerNode
+	}
+	return n
+}

@@ -1,0 +1,176 @@
+// Package plugin implements the zonepath CSI plugin: the Identity,
+// Controller and Node services over one gRPC server. Placement and
+// validation of topology live in package topology, durable state in
+// package state, fault injection in package faults; this package turns CSI
+// requests into those calls and their results into CSI responses.
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/kubernetes-csi/csi-lib-utils/protosanitizer"
+	"google.golang.org/grpc"
+	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/driver/faults"
+	"github.com/zonepath/zonepath/driver/state"
+	"github.com/zonepath/zonepath/driver/topology"
+)
+
+// DefaultName is the driver's CSI name.
+const DefaultName = "zonepath.csi.dev"
+
+// Config is everything the plugin needs, filled from flags by cmd/zonepath.
+type Config struct {
+	Name    string
+	Version string
+	// Endpoint is unix:///path/to.sock (or a plain path).
+	Endpoint string
+	NodeID   string
+	StateDir string
+	// DataDir holds volume and snapshot data; node plugins of the same
+	// machine share it with the controller. Defaults to StateDir/data.
+	DataDir  string
+	Topology *topology.Topology
+	// Node is where this node plugin lives; required when ServeNode.
+	Node NodeLocation
+	// MaxVolumesPerNode overrides the topology file when > 0.
+	MaxVolumesPerNode int64
+	// MaxVolumeSize bounds CreateVolume and expansion; 0 means unbounded.
+	MaxVolumeSize int64
+
+	ServeController bool
+	ServeNode       bool
+	// The three capabilities a test can switch off, so the driver plays
+	// one that lacks them.
+	DisableControllerService     bool
+	DisableVolumeAccessibility   bool
+	DisableSnapshotAccessibility bool
+	// Mount says whether node operations bind-mount: "auto" probes.
+	Mount string
+
+	Faults *faults.Injector
+}
+
+// NodeLocation is a node's place in the topology.
+type NodeLocation struct {
+	Zone int
+	Rack string
+}
+
+// Plugin serves CSI.
+type Plugin struct {
+	csi.UnimplementedIdentityServer
+	csi.UnimplementedControllerServer
+	csi.UnimplementedNodeServer
+
+	cfg     Config
+	topo    *topology.Topology
+	store   *state.Store
+	data    *dataDir
+	mounter mounter
+	nodes   *nodeDirectory
+}
+
+// New opens the state and checks the configuration.
+func New(cfg Config) (*Plugin, error) {
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if cfg.Topology == nil {
+		cfg.Topology = topology.Default()
+	}
+	if cfg.StateDir == "" {
+		return nil, fmt.Errorf("a state directory is required")
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = filepath.Join(cfg.StateDir, "data")
+	}
+	if cfg.ServeNode && cfg.NodeID == "" {
+		return nil, fmt.Errorf("a node ID is required to serve the node service")
+	}
+	data, err := newDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMounter(cfg.Mount, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := state.Open(cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m}
+	p.nodes = newNodeDirectory(p)
+	return p, nil
+}
+
+// Close releases the state.
+func (p *Plugin) Close() error { return p.store.Close() }
+
+// Serve listens on the endpoint and serves until ctx is done.
+func (p *Plugin) Serve(ctx context.Context) error {
+	lis, err := listen(p.cfg.Endpoint)
+	if err != nil {
+		return err
+	}
+	srv := p.GRPCServer()
+	go func() {
+		<-ctx.Done()
+		srv.GracefulStop()
+	}()
+	klog.FromContext(ctx).Info("Serving CSI", "endpoint", p.cfg.Endpoint, "driver", p.cfg.Name, "version", p.cfg.Version,
+		"controller", p.cfg.ServeController, "node", p.cfg.ServeNode, "nodeID", p.cfg.NodeID, "mounts", p.mounter.kind())
+	return srv.Serve(lis)
+}
+
+// GRPCServer returns a gRPC server with the plugin's services registered,
+// requests logged (secrets stripped) and faults injected.
+func (p *Plugin) GRPCServer() *grpc.Server {
+	interceptors := []grpc.UnaryServerInterceptor{logRequests}
+	if p.cfg.Faults != nil {
+		interceptors = append(interceptors, p.cfg.Faults.UnaryInterceptor())
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(interceptors...))
+	csi.RegisterIdentityServer(srv, p)
+	if p.cfg.ServeController {
+		csi.RegisterControllerServer(srv, p)
+	}
+	if p.cfg.ServeNode {
+		csi.RegisterNodeServer(srv, p)
+	}
+	return srv
+}
+
+func listen(endpoint string) (net.Listener, error) {
+	path := strings.TrimPrefix(endpoint, "unix://")
+	if path == "" || strings.Contains(path, "://") {
+		return nil, fmt.Errorf("endpoint %q: only unix:///path/to/socket endpoints are supported", endpoint)
+	}
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("removing stale socket %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, err
+	}
+	return net.Listen("unix", path)
+}
+
+func logRequests(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	logger := klog.FromContext(ctx).WithValues("method", info.FullMethod)
+	logger.V(4).Info("Request", "request", protosanitizer.StripSecrets(req))
+	resp, err := handler(klog.NewContext(ctx, logger), req)
+	if err != nil {
+		logger.V(2).Info("Failed", "err", err)
+	} else {
+		logger.V(5).Info("Response", "response", protosanitizer.StripSecrets(resp))
+	}
+	return resp, err
+}

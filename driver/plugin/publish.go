@@ -1,0 +1,100 @@
+package plugin
+
+import (
+	"context"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/zonepath/zonepath/driver/state"
+)
+
+// ControllerPublishVolume implements csi.ControllerServer. It enforces the
+// node's attach limit (spec: ControllerPublishVolume Errors, "Max volumes
+// attached" is RESOURCE_EXHAUSTED) and the volume's topology: a volume is
+// only published to a node in its zone.
+func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
+	volID, nodeID := req.GetVolumeId(), req.GetNodeId()
+	if err := checkID("volume_id", volID); err != nil {
+		return nil, err
+	}
+	if nodeID == "" {
+		return nil, status.Error(codes.InvalidArgument, "node_id is required")
+	}
+	block, err := accessType([]*csi.VolumeCapability{req.GetVolumeCapability()})
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "volume_capability: %v", status.Convert(err).Message())
+	}
+	err = p.store.Update(func(tx *state.Tx) error {
+		v := tx.Volume(volID)
+		if v == nil {
+			return status.Errorf(codes.NotFound, "volume %s does not exist", volID)
+		}
+		node, ok := p.nodes.lookup(nodeID)
+		if !ok {
+			return status.Errorf(codes.NotFound, "node %s is not known to this driver", nodeID)
+		}
+		if v.Block != block {
+			return status.Errorf(codes.InvalidArgument, "volume_capability: access type differs from volume %s's", volID)
+		}
+		if p.volumeTopology() && p.zoneIndex(v.Zone) != node.Zone {
+			return status.Errorf(codes.FailedPrecondition, "volume %s lives in zone %s, node %s in zone %s", volID, v.Zone, nodeID, p.topo.Zones[node.Zone].ID())
+		}
+		if pub := tx.Publication(volID, nodeID); pub != nil {
+			if pub.Readonly != req.GetReadonly() {
+				return status.Errorf(codes.AlreadyExists, "volume %s is already published to node %s with readonly=%t", volID, nodeID, pub.Readonly)
+			}
+			return nil
+		}
+		if singleNode(req.GetVolumeCapability()) && tx.IsPublished(volID) {
+			return status.Errorf(codes.FailedPrecondition, "volume %s has a single-node access mode and is published to another node", volID)
+		}
+		if limit := node.MaxVolumesPerNode; limit > 0 && int64(tx.PublishedVolumes(nodeID)) >= limit {
+			return status.Errorf(codes.ResourceExhausted, "node %s already has %d volumes published, its limit max_volumes_per_node", nodeID, limit)
+		}
+		tx.PutPublication(&state.Publication{VolumeID: volID, NodeID: nodeID, Readonly: req.GetReadonly()})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &csi.ControllerPublishVolumeResponse{PublishContext: map[string]string{}}, nil
+}
+
+func singleNode(c *csi.VolumeCapability) bool {
+	switch c.GetAccessMode().GetMode() {
+	case csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER,
+		csi.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY,
+		csi.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER,
+		csi.VolumeCapability_AccessMode_SINGLE_NODE_MULTI_WRITER:
+		return true
+	}
+	return false
+}
+
+// ControllerUnpublishVolume implements csi.ControllerServer; unpublishing
+// what is not published succeeds (spec: idempotent). An empty node_id
+// unpublishes the volume from every node.
+func (p *Plugin) ControllerUnpublishVolume(ctx context.Context, req *csi.ControllerUnpublishVolumeRequest) (*csi.ControllerUnpublishVolumeResponse, error) {
+	volID, nodeID := req.GetVolumeId(), req.GetNodeId()
+	if err := checkID("volume_id", volID); err != nil {
+		return nil, err
+	}
+	nodes := []string{nodeID}
+	if nodeID == "" {
+		nodes = p.store.PublishedNodes(volID)
+	}
+	err := p.store.Update(func(tx *state.Tx) error {
+		for _, n := range nodes {
+			if tx.Publication(volID, n) != nil {
+				tx.DeletePublication(volID, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &csi.ControllerUnpublishVolumeResponse{}, nil
+}

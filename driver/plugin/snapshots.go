@@ -1,0 +1,354 @@
+package plugin
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/driver/state"
+	"github.com/zonepath/zonepath/driver/topology"
+)
+
+// Snapshot parameters (VolumeSnapshotClass.parameters).
+const (
+	// ParamSnapshotScope is "zone" (default): usable from the zones
+	// holding a copy; or "region": usable from every zone of their region.
+	ParamSnapshotScope = DefaultName + "/snapshotScope"
+	// ParamSnapshotCopies is the number of zones that hold a copy
+	// (default 1), each counting against its zone's snapshot quota.
+	ParamSnapshotCopies = DefaultName + "/snapshotCopies"
+	maxSnapshotCopies   = 16
+)
+
+// snapshotSpec is a validated CreateSnapshotRequest.
+type snapshotSpec struct {
+	name, source string
+	regionWide   bool
+	copies       int
+	params       map[string]string
+	requirement  *csi.TopologyRequirement
+	candidates   []int // nil: no accessibility_requirements
+}
+
+// CreateSnapshot implements csi.ControllerServer. The snapshot's data is
+// cut before its record is written, outside the store lock; see
+// CreateVolume.
+func (p *Plugin) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
+	spec, err := p.snapshotSpec(req)
+	if err != nil {
+		return nil, err
+	}
+	if existing := p.store.SnapshotByName(spec.name); existing != nil {
+		if err := p.checkSameSnapshot(existing, spec); err != nil {
+			return nil, err
+		}
+		return &csi.CreateSnapshotResponse{Snapshot: p.csiSnapshot(existing)}, nil
+	}
+	src := p.store.Volume(spec.source)
+	if src == nil {
+		return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.source)
+	}
+	id := newID(snapshotPrefix)
+	if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
+		return nil, status.Errorf(codes.Internal, "cutting snapshot %s of volume %s: %v", id, src.ID, err)
+	}
+	var snap *state.Snapshot
+	err = p.store.Update(func(tx *state.Tx) error {
+		if existing := tx.SnapshotByName(spec.name); existing != nil {
+			snap = existing
+			return p.checkSameSnapshot(existing, spec)
+		}
+		s, err := p.placeSnapshot(tx, id, spec)
+		if err != nil {
+			return err
+		}
+		tx.PutSnapshot(s)
+		snap = s
+		return nil
+	})
+	if err != nil || snap.ID != id {
+		if derr := p.data.deleteSnapshot(id); derr != nil {
+			klog.FromContext(ctx).Error(derr, "Removing data of a snapshot that was not created", "snapshotID", id)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &csi.CreateSnapshotResponse{Snapshot: p.csiSnapshot(snap)}, nil
+}
+
+func (p *Plugin) snapshotSpec(req *csi.CreateSnapshotRequest) (*snapshotSpec, error) {
+	if err := checkName("name", req.GetName()); err != nil {
+		return nil, err
+	}
+	if err := checkID("source_volume_id", req.GetSourceVolumeId()); err != nil {
+		return nil, err
+	}
+	spec := &snapshotSpec{name: req.GetName(), source: req.GetSourceVolumeId(), copies: 1, params: req.GetParameters(), requirement: req.GetAccessibilityRequirements()}
+	if err := spec.parseParams(); err != nil {
+		return nil, err
+	}
+	if spec.requirement == nil {
+		return spec, nil
+	}
+	// CSI: accessibility_requirements SHALL NOT be specified unless the
+	// SP has the SNAPSHOT_ACCESSIBILITY_CONSTRAINTS plugin capability.
+	if !p.snapshotTopology() {
+		return nil, status.Error(codes.InvalidArgument, "accessibility_requirements given, but this plugin does not advertise SNAPSHOT_ACCESSIBILITY_CONSTRAINTS")
+	}
+	candidates, err := p.topo.Candidates(spec.requirement)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "accessibility_requirements: %v", err)
+	}
+	spec.candidates = candidates
+	return spec, nil
+}
+
+func (s *snapshotSpec) parseParams() error {
+	for k, v := range s.params {
+		switch k {
+		case ParamSnapshotScope:
+			if v != "zone" && v != "region" {
+				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: must be zone or region", k, v)
+			}
+			s.regionWide = v == "region"
+		case ParamSnapshotCopies:
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxSnapshotCopies {
+				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: must be a number from 1 to %d", k, v, maxSnapshotCopies)
+			}
+			s.copies = n
+		default:
+			if len(k) > len(DefaultName) && k[:len(DefaultName)+1] == DefaultName+"/" {
+				return status.Errorf(codes.InvalidArgument, "unknown parameter %s: this driver knows %s and %s", k, ParamSnapshotScope, ParamSnapshotCopies)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSameSnapshot applies CreateSnapshot idempotency (spec: CreateSnapshot,
+// "usable from accessibility_requirements ... MUST reply 0 OK"). The same
+// name with another source is ALREADY_EXISTS (CreateSnapshot Errors). The
+// same name with requirements the existing snapshot does not satisfy,
+// because some zone it is usable from lies outside the new requisite, is
+// also ALREADY_EXISTS: the snapshot exists but is incompatible, as
+// CreateVolume's table says for accessibility_requirements. Requirements it
+// does satisfy, and differing parameters, return it unchanged.
+func (p *Plugin) checkSameSnapshot(s *state.Snapshot, spec *snapshotSpec) error {
+	if s.SourceVolume != spec.source {
+		return status.Errorf(codes.AlreadyExists, "snapshot %q already exists as %s of volume %s, not of %s", spec.name, s.ID, s.SourceVolume, spec.source)
+	}
+	if len(spec.requirement.GetRequisite()) == 0 {
+		return nil
+	}
+	for _, z := range p.snapshotZones(s) {
+		if !contains(spec.candidates, z) {
+			return status.Errorf(codes.AlreadyExists, "snapshot %q already exists as %s, usable from %s, which is not within the requisite topology",
+				spec.name, s.ID, topology.FormatSegments(p.snapshotTopologySegments(s)))
+		}
+	}
+	return nil
+}
+
+// placeSnapshot chooses the zones holding the copies: without
+// requirements the source volume's zone, then its region's other zones;
+// with requirements the candidates (preferred first, then requisite).
+// Zones without quota left are skipped; fewer zones than the copies asked
+// for (or than the requirements allow) is RESOURCE_EXHAUSTED (spec:
+// CreateSnapshot Errors, "Not enough resources to create snapshot").
+func (p *Plugin) placeSnapshot(tx *state.Tx, id string, spec *snapshotSpec) (*state.Snapshot, error) {
+	src := tx.Volume(spec.source)
+	if src == nil {
+		return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.source)
+	}
+	candidates, err := p.snapshotCandidates(src, spec)
+	if err != nil {
+		return nil, err
+	}
+	want := min(spec.copies, len(candidates))
+	var zones []string
+	for _, i := range candidates {
+		z := p.topo.Zones[i]
+		if z.SnapshotQuota >= 0 && tx.Usage(z.ID()).Snapshots >= z.SnapshotQuota {
+			continue
+		}
+		zones = append(zones, z.ID())
+		if len(zones) == want {
+			break
+		}
+	}
+	if len(zones) < want || want == 0 {
+		return nil, status.Errorf(codes.ResourceExhausted, "snapshot quota exhausted: %d of %d copies fit in zones %s", len(zones), want, p.zoneNames(candidates))
+	}
+	return &state.Snapshot{
+		ID: id, Name: spec.name, SourceVolume: src.ID, SizeBytes: src.CapacityBytes, Zones: zones,
+		RegionWide: spec.regionWide, Parameters: spec.params, Created: time.Now().UTC(),
+	}, nil
+}
+
+func (p *Plugin) snapshotCandidates(src *state.Volume, spec *snapshotSpec) ([]int, error) {
+	if spec.candidates == nil {
+		return p.nearZones(p.zoneIndex(src.Zone)), nil
+	}
+	if !spec.regionWide || len(spec.requirement.GetRequisite()) == 0 {
+		return spec.candidates, nil
+	}
+	// A region-wide snapshot is usable from its whole region, so only
+	// zones whose whole region lies within requisite can hold it.
+	var out []int
+	for _, i := range spec.candidates {
+		if p.regionWithin(p.topo.Zones[i].Region, spec.candidates) {
+			out = append(out, i)
+		}
+	}
+	if len(out) == 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "parameter %s=region needs a requisite covering whole regions, got zones %s", ParamSnapshotScope, p.zoneNames(spec.candidates))
+	}
+	return out, nil
+}
+
+// nearZones orders zones for copies of a snapshot of a volume in zone
+// home: home first, then its region, then the rest.
+func (p *Plugin) nearZones(home int) []int {
+	if home < 0 {
+		return nil
+	}
+	out := []int{home}
+	region := p.topo.Zones[home].Region
+	for pass := 0; pass < 2; pass++ {
+		for i, z := range p.topo.Zones {
+			if i != home && (z.Region == region) == (pass == 0) {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+func (p *Plugin) regionWithin(region string, zones []int) bool {
+	for i, z := range p.topo.Zones {
+		if z.Region == region && !contains(zones, i) {
+			return false
+		}
+	}
+	return true
+}
+
+// snapshotZones lists the zones a snapshot is usable from.
+func (p *Plugin) snapshotZones(s *state.Snapshot) []int {
+	var out []int
+	for _, seg := range p.snapshotTopologySegments(s) {
+		zones, _ := p.topo.Select(seg.GetSegments())
+		for _, z := range zones {
+			if !contains(out, z) {
+				out = append(out, z)
+			}
+		}
+	}
+	return out
+}
+
+// snapshotTopologySegments is the snapshot's accessible_topology: one
+// zone segment per copy, or one region segment per region of the copies.
+// It is computed from the record alone, so Create, List and Get agree.
+func (p *Plugin) snapshotTopologySegments(s *state.Snapshot) []*csi.Topology {
+	var out []*csi.Topology
+	seen := map[string]bool{}
+	for _, z := range s.Zones {
+		seg := p.zoneSegment(z)
+		if s.RegionWide {
+			region := seg[p.topo.Keys.Region]
+			if seen[region] {
+				continue
+			}
+			seen[region] = true
+			seg = p.topo.RegionSegment(region)
+		}
+		out = append(out, &csi.Topology{Segments: seg})
+	}
+	return out
+}
+
+func (p *Plugin) csiSnapshot(s *state.Snapshot) *csi.Snapshot {
+	out := &csi.Snapshot{
+		SnapshotId: s.ID, SourceVolumeId: s.SourceVolume, SizeBytes: s.SizeBytes,
+		CreationTime: timestamppb.New(s.Created), ReadyToUse: true,
+	}
+	if p.snapshotTopology() {
+		out.AccessibleTopology = p.snapshotTopologySegments(s)
+	}
+	return out
+}
+
+// DeleteSnapshot implements csi.ControllerServer; an unknown snapshot is
+// already deleted (spec: DeleteSnapshot is idempotent).
+func (p *Plugin) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
+	id := req.GetSnapshotId()
+	if err := checkID("snapshot_id", id); err != nil {
+		return nil, err
+	}
+	err := p.store.Update(func(tx *state.Tx) error {
+		if tx.Snapshot(id) != nil {
+			tx.DeleteSnapshot(id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.data.deleteSnapshot(id); err != nil {
+		return nil, status.Errorf(codes.Internal, "deleting data of snapshot %s: %v", id, err)
+	}
+	return &csi.DeleteSnapshotResponse{}, nil
+}
+
+// ListSnapshots implements csi.ControllerServer.
+func (p *Plugin) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsRequest) (*csi.ListSnapshotsResponse, error) {
+	if req.GetMaxEntries() < 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "max_entries %d must not be negative", req.GetMaxEntries())
+	}
+	if id := req.GetSnapshotId(); id != "" {
+		// A filter naming no snapshot this driver could have made
+		// matches nothing (spec: ListSnapshots returns an empty list).
+		resp := &csi.ListSnapshotsResponse{}
+		if checkID("snapshot_id", id) == nil {
+			if s := p.store.Snapshot(id); s != nil && (req.GetSourceVolumeId() == "" || s.SourceVolume == req.GetSourceVolumeId()) {
+				resp.Entries = []*csi.ListSnapshotsResponse_Entry{{Snapshot: p.csiSnapshot(s)}}
+			}
+		}
+		return resp, nil
+	}
+	from, err := decodeToken(req.GetStartingToken())
+	if err != nil {
+		return nil, err
+	}
+	snaps, next := p.store.ListSnapshots(from, int(req.GetMaxEntries()), req.GetSourceVolumeId())
+	resp := &csi.ListSnapshotsResponse{Entries: make([]*csi.ListSnapshotsResponse_Entry, 0, len(snaps))}
+	for _, s := range snaps {
+		resp.Entries = append(resp.Entries, &csi.ListSnapshotsResponse_Entry{Snapshot: p.csiSnapshot(s)})
+	}
+	if next != "" {
+		resp.NextToken = encodeToken(next)
+	}
+	return resp, nil
+}
+
+// GetSnapshot implements csi.ControllerServer.
+func (p *Plugin) GetSnapshot(ctx context.Context, req *csi.GetSnapshotRequest) (*csi.GetSnapshotResponse, error) {
+	if err := checkID("snapshot_id", req.GetSnapshotId()); err != nil {
+		return nil, err
+	}
+	s := p.store.Snapshot(req.GetSnapshotId())
+	if s == nil {
+		return nil, status.Errorf(codes.NotFound, "snapshot %s does not exist", req.GetSnapshotId())
+	}
+	return &csi.GetSnapshotResponse{Snapshot: p.csiSnapshot(s)}, nil
+}
+

@@ -1,0 +1,103 @@
+package state
+
+// The read methods serve from memory and see only durable records.
+
+// Volume returns a durable volume, or nil.
+func (s *Store) Volume(id string) *Volume {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.volumes.visible(id, s.durable)
+}
+
+// Snapshot returns a durable snapshot, or nil.
+func (s *Store) Snapshot(id string) *Snapshot {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.snapshots.visible(id, s.durable)
+}
+
+// ListVolumes returns up to max volumes with ID >= from, in ID order,
+// and the ID to start the next page at ("" at the end). max <= 0 means all.
+func (s *Store) ListVolumes(from string, max int) ([]*Volume, string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return page(s.volumes, from, max, s.durable, func(*Volume) bool { return true })
+}
+
+// ListSnapshots is ListVolumes for snapshots; sourceVolume, when set,
+// restricts the list to snapshots of that volume.
+func (s *Store) ListSnapshots(from string, max int, sourceVolume string) ([]*Snapshot, string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	keep := func(*Snapshot) bool { return true }
+	if sourceVolume != "" {
+		ids := s.bySource[sourceVolume]
+		keep = func(v *Snapshot) bool { return ids[v.ID] }
+		if len(ids) == 0 {
+			return nil, ""
+		}
+	}
+	return page(s.snapshots, from, max, s.durable, keep)
+}
+
+// PublishedNodes returns the nodes a durable volume is published to.
+func (s *Store) PublishedNodes(volumeID string) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for node, p := range s.pubsByVolume[volumeID] {
+		if p.vis.visible(s.durable) {
+			out = append(out, node)
+		}
+	}
+	return out
+}
+
+// ZoneUsage returns what a zone holds, including writes being committed.
+func (s *Store) ZoneUsage(zone string) Usage {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if u := s.usage[zone]; u != nil {
+		return *u
+	}
+	return Usage{}
+}
+
+func page[T any](t *table[T], from string, max int, durable uint64, keep func(*T) bool) ([]*T, string) {
+	var out []*T
+	next := ""
+	t.ascend(from, durable, func(r *T) bool {
+		if !keep(r) {
+			return true
+		}
+		if max > 0 && len(out) == max {
+			next = t.key(r)
+			return false
+		}
+		out = append(out, r)
+		return true
+	})
+	return out, next
+}
+
+// VolumeByName returns a durable volume by name, or nil.
+func (s *Store) VolumeByName(name string) *Volume {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.volumes.visible(s.volumeNames[name], s.durable)
+}
+
+// SnapshotByName returns a durable snapshot by name, or nil.
+func (s *Store) SnapshotByName(name string) *Snapshot {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.snapshots.visible(s.snapshotNames[name], s.durable)
+}
+
+// View runs fn against the writer's view, read-only, under the read lock:
+// for checks that must see writes still being committed.
+func (s *Store) View(fn func(tx *Tx)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fn(&Tx{s: s})
+}

@@ -1,0 +1,74 @@
+package state
+
+import "time"
+
+// Volume is a provisioned volume.
+type Volume struct {
+	ID            string            `json:"id"`
+	Name          string            `json:"name"`
+	CapacityBytes int64             `json:"capacityBytes"`
+	Zone          string            `json:"zone"`
+	Block         bool              `json:"block,omitempty"`
+	Parameters    map[string]string `json:"parameters,omitempty"`
+	// SourceSnapshot and SourceVolume record the volume_content_source,
+	// so that a repeated CreateVolume can be checked for compatibility.
+	SourceSnapshot string    `json:"sourceSnapshot,omitempty"`
+	SourceVolume   string    `json:"sourceVolume,omitempty"`
+	Created        time.Time `json:"created"`
+
+	vis visibility
+}
+
+// Snapshot is a cut snapshot and the zones holding its copies.
+type Snapshot struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	SourceVolume string `json:"sourceVolume"`
+	SizeBytes    int64  `json:"sizeBytes"`
+	// Zones hold one copy each; every copy counts against its zone's quota.
+	Zones []string `json:"zones"`
+	// Region is set when the snapshot is usable from the whole region
+	// of its copies rather than from the copy zones only.
+	RegionWide bool              `json:"regionWide,omitempty"`
+	Parameters map[string]string `json:"parameters,omitempty"`
+	Created    time.Time         `json:"created"`
+
+	vis visibility
+}
+
+// Publication records a volume published to a node by ControllerPublish.
+type Publication struct {
+	VolumeID string `json:"volumeId"`
+	NodeID   string `json:"nodeId"`
+	Readonly bool   `json:"readonly,omitempty"`
+
+	vis visibility
+}
+
+// Mount records a node-side stage or publish of a volume at a path.
+type Mount struct {
+	VolumeID string `json:"volumeId"`
+	// Path is the staging or target path the CO gave.
+	Path     string `json:"path"`
+	Staging  bool   `json:"staging,omitempty"`
+	Readonly bool   `json:"readonly,omitempty"`
+	Block    bool   `json:"block,omitempty"`
+	// Mounted is false when the driver could not mount and only
+	// created the path (for example without CAP_SYS_ADMIN).
+	Mounted bool `json:"mounted,omitempty"`
+
+	vis visibility
+}
+
+// visibility tracks when a record became durable and when its deletion
+// did, so that readers see only what has been acknowledged.
+type visibility struct {
+	created uint64
+	deleted uint64
+}
+
+func (v visibility) visible(durable uint64) bool {
+	return v.created <= durable && (v.deleted == 0 || v.deleted > durable)
+}
+
+func (v visibility) live() bool { return v.deleted == 0 }

@@ -1,0 +1,329 @@
+// Package state keeps the driver's volumes, snapshots, publications and
+// node mounts durably in a bbolt database, with an in-memory mirror that
+// serves every read without I/O.
+//
+// Writes are group-committed: each Update runs its logic against the
+// in-memory view under a short lock (never held across I/O), queues its
+// records, and waits until a single bbolt transaction holding every write
+// queued meanwhile is synced to disk. The first writer never waits for a
+// timer, so a lone client pays one commit, and concurrent clients share
+// one. Readers only see records whose commit has completed, so nothing a
+// reader observes can vanish in a crash.
+//
+// Errors returned by the store already carry gRPC status codes.
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Store is the driver's durable state.
+type Store struct {
+	db *bolt.DB
+
+	mu        sync.RWMutex
+	seq       uint64 // last sequence handed to a write, under mu
+	durable   uint64 // last sequence synced to disk, under mu
+	pending   []write
+	failed    error // set when a commit failed: the mirror is ahead of the disk
+	committed *sync.Cond
+	wake      chan struct{}
+	done      chan struct{}
+	closing   bool
+
+	volumes      *table[Volume]
+	snapshots    *table[Snapshot]
+	publications *table[Publication]
+	mounts       *table[Mount]
+
+	volumeNames   map[string]string
+	snapshotNames map[string]string
+	bySource      map[string]map[string]bool // volume ID -> snapshot IDs
+	pubsByVolume  map[string]map[string]*Publication
+	pubsPerNode   map[string]int
+	usage         map[string]*Usage
+}
+
+// Usage is what a zone holds, in the writer's view.
+type Usage struct {
+	Bytes     int64
+	Snapshots int64
+}
+
+// write is one record put (value != nil) or deleted, tagged with the
+// sequence of the Update that made it.
+type write struct {
+	bucket []byte
+	key    string
+	value  []byte
+	seq    uint64
+}
+
+const dbFile = "state.db"
+
+// Open opens (creating if needed) the store in dir and loads it.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, dbFile), 0o600, &bolt.Options{
+		Timeout:        2 * time.Second,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("state directory %s is in use by another process", dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening state database: %w", err)
+	}
+	s := newStore(db)
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("loading state database %s: %w", db.Path(), err)
+	}
+	go s.commitLoop()
+	return s, nil
+}
+
+func newStore(db *bolt.DB) *Store {
+	s := &Store{
+		db:            db,
+		wake:          make(chan struct{}, 1),
+		done:          make(chan struct{}),
+		volumeNames:   map[string]string{},
+		snapshotNames: map[string]string{},
+		bySource:      map[string]map[string]bool{},
+		pubsByVolume:  map[string]map[string]*Publication{},
+		pubsPerNode:   map[string]int{},
+		usage:         map[string]*Usage{},
+	}
+	s.committed = sync.NewCond(&s.mu)
+	s.volumes = newTable("volumes", func(v *Volume) string { return v.ID }, func(v *Volume) *visibility { return &v.vis })
+	s.snapshots = newTable("snapshots", func(v *Snapshot) string { return v.ID }, func(v *Snapshot) *visibility { return &v.vis })
+	s.publications = newTable("publications", pubKey, func(v *Publication) *visibility { return &v.vis })
+	s.mounts = newTable("mounts", mountKey, func(v *Mount) *visibility { return &v.vis })
+	s.indexVolumes()
+	s.indexSnapshots()
+	s.indexPublications()
+	return s
+}
+
+func pubKey(p *Publication) string { return p.VolumeID + "\x00" + p.NodeID }
+func mountKey(m *Mount) string     { return m.VolumeID + "\x00" + m.Path }
+
+func (s *Store) zone(id string) *Usage {
+	u := s.usage[id]
+	if u == nil {
+		u = &Usage{}
+		s.usage[id] = u
+	}
+	return u
+}
+
+func (s *Store) indexVolumes() {
+	s.volumes.onPut = func(v *Volume) {
+		s.volumeNames[v.Name] = v.ID
+		s.zone(v.Zone).Bytes += v.CapacityBytes
+	}
+	s.volumes.onDelete = func(v *Volume) {
+		if s.volumeNames[v.Name] == v.ID {
+			delete(s.volumeNames, v.Name)
+		}
+		s.zone(v.Zone).Bytes -= v.CapacityBytes
+	}
+}
+
+func (s *Store) indexSnapshots() {
+	s.snapshots.onPut = func(v *Snapshot) {
+		s.snapshotNames[v.Name] = v.ID
+		if s.bySource[v.SourceVolume] == nil {
+			s.bySource[v.SourceVolume] = map[string]bool{}
+		}
+		s.bySource[v.SourceVolume][v.ID] = true
+		for _, z := range v.Zones {
+			s.zone(z).Snapshots++
+		}
+	}
+	s.snapshots.onDelete = func(v *Snapshot) {
+		if s.snapshotNames[v.Name] == v.ID {
+			delete(s.snapshotNames, v.Name)
+		}
+		delete(s.bySource[v.SourceVolume], v.ID)
+		if len(s.bySource[v.SourceVolume]) == 0 {
+			delete(s.bySource, v.SourceVolume)
+		}
+		for _, z := range v.Zones {
+			s.zone(z).Snapshots--
+		}
+	}
+}
+
+func (s *Store) indexPublications() {
+	s.publications.onPut = func(p *Publication) {
+		if s.pubsByVolume[p.VolumeID] == nil {
+			s.pubsByVolume[p.VolumeID] = map[string]*Publication{}
+		}
+		s.pubsByVolume[p.VolumeID][p.NodeID] = p
+		s.pubsPerNode[p.NodeID]++
+	}
+	s.publications.onDelete = func(p *Publication) {
+		delete(s.pubsByVolume[p.VolumeID], p.NodeID)
+		if len(s.pubsByVolume[p.VolumeID]) == 0 {
+			delete(s.pubsByVolume, p.VolumeID)
+		}
+		s.pubsPerNode[p.NodeID]--
+	}
+}
+
+// load reads every bucket into the mirror; everything on disk is durable.
+func (s *Store) load() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if err := loadTable(tx, s.volumes); err != nil {
+			return err
+		}
+		if err := loadTable(tx, s.snapshots); err != nil {
+			return err
+		}
+		if err := loadTable(tx, s.publications); err != nil {
+			return err
+		}
+		return loadTable(tx, s.mounts)
+	})
+}
+
+func loadTable[T any](tx *bolt.Tx, t *table[T]) error {
+	b, err := tx.CreateBucketIfNotExists(t.bucket)
+	if err != nil {
+		return err
+	}
+	return b.ForEach(func(k, v []byte) error {
+		r := new(T)
+		if err := json.Unmarshal(v, r); err != nil {
+			return fmt.Errorf("bucket %s key %q: %w", t.bucket, k, err)
+		}
+		if t.key(r) != string(k) {
+			return fmt.Errorf("bucket %s key %q holds a record for %q", t.bucket, k, t.key(r))
+		}
+		t.put(r, 0)
+		return nil
+	})
+}
+
+// Close waits for queued writes to commit and closes the database.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	s.mu.Unlock()
+	close(s.wake)
+	<-s.done
+	return s.db.Close()
+}
+
+// commitLoop commits whatever is queued, one bbolt transaction at a time.
+func (s *Store) commitLoop() {
+	defer close(s.done)
+	for range s.wake {
+		s.commitPending()
+	}
+	s.commitPending()
+}
+
+func (s *Store) commitPending() {
+	s.mu.Lock()
+	batch := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, w := range batch {
+			b := tx.Bucket(w.bucket)
+			var err error
+			if w.value == nil {
+				err = b.Delete([]byte(w.key))
+			} else {
+				err = b.Put([]byte(w.key), w.value)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.failed = fmt.Errorf("committing state: %w", err)
+	} else {
+		s.durable = batch[len(batch)-1].seq
+		s.volumes.reap(s.durable)
+		s.snapshots.reap(s.durable)
+		s.publications.reap(s.durable)
+		s.mounts.reap(s.durable)
+	}
+	s.committed.Broadcast()
+}
+
+// Update runs fn against the writer's view under the store lock. fn must
+// not block. When fn returns nil its writes are applied and Update
+// returns once they (and anything fn read) are durable. When fn returns
+// an error nothing is written and the error is returned as is.
+func (s *Store) Update(fn func(tx *Tx) error) error {
+	s.mu.Lock()
+	if err := s.usable(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	tx := &Tx{s: s}
+	if err := fn(tx); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if len(tx.writes) > 0 {
+		s.seq++
+		for _, w := range tx.writes {
+			w.apply(s.seq)
+			s.pending = append(s.pending, write{bucket: w.bucket, key: w.key, value: w.value, seq: s.seq})
+		}
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	target := s.seq
+	for s.durable < target && s.failed == nil {
+		s.committed.Wait()
+	}
+	err := s.failed
+	s.mu.Unlock()
+	if err != nil {
+		return status.Errorf(codes.Internal, "state store: %v; restart the driver to reload the last durable state", err)
+	}
+	return nil
+}
+
+func (s *Store) usable() error {
+	switch {
+	case s.failed != nil:
+		return status.Errorf(codes.Internal, "state store: %v; restart the driver to reload the last durable state", s.failed)
+	case s.closing:
+		return status.Error(codes.Unavailable, "state store is closing")
+	}
+	return nil
+}

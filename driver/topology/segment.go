@@ -1,0 +1,234 @@
+package topology
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Segment returns the CSI segment a volume in zone i is accessible from.
+func (t *Topology) Segment(i int) map[string]string {
+	z := t.Zones[i]
+	return map[string]string{t.Keys.Region: z.Region, t.Keys.Zone: z.Name}
+}
+
+// RegionSegment returns the segment covering every zone of a region.
+func (t *Topology) RegionSegment(region string) map[string]string {
+	return map[string]string{t.Keys.Region: region}
+}
+
+// NodeSegment returns the segment of a node in zone i, on rack (empty
+// when the zone has no racks). It fails when the rack is not in the zone.
+func (t *Topology) NodeSegment(i int, rack string) (map[string]string, error) {
+	seg := t.Segment(i)
+	z := t.Zones[i]
+	switch {
+	case rack == "" && len(z.Racks) > 0:
+		return nil, fmt.Errorf("zone %s has racks %v: the node's rack must be given", z.ID(), z.Racks)
+	case rack == "":
+	case !slices.Contains(z.Racks, rack):
+		return nil, fmt.Errorf("rack %q is not one of zone %s's racks %v", rack, z.ID(), z.Racks)
+	default:
+		seg[t.Keys.Rack] = rack
+	}
+	return seg, nil
+}
+
+// FindZone resolves "region/zone", or a zone name that is unique across
+// regions, to a zone index.
+func (t *Topology) FindZone(name string) (int, error) {
+	if i, ok := t.byID[name]; ok {
+		return i, nil
+	}
+	found := -1
+	for i, z := range t.Zones {
+		if z.Name != name {
+			continue
+		}
+		if found >= 0 {
+			return -1, fmt.Errorf("zone %q exists in several regions: name it as region/zone", name)
+		}
+		found = i
+	}
+	if found < 0 {
+		return -1, fmt.Errorf("zone %q is not in the topology", name)
+	}
+	return found, nil
+}
+
+// FindSegment resolves a node's labels (or any segment naming a region,
+// a zone and optionally a rack) to the zone index and rack.
+func (t *Topology) FindSegment(labels map[string]string) (int, string, error) {
+	zones, err := t.Select(labels)
+	if err != nil {
+		return -1, "", err
+	}
+	if len(zones) != 1 {
+		return -1, "", fmt.Errorf("labels %s select %d zones; a node must carry %s and %s of exactly one zone",
+			formatSegment(labels), len(zones), t.Keys.Region, t.Keys.Zone)
+	}
+	return zones[0], labels[t.Keys.Rack], nil
+}
+
+// Select validates a segment and returns the zones it selects, in
+// topology order. Keys the driver does not know, malformed keys or values,
+// and segments that select nothing are errors: they are a caller's
+// mistake, not an exhausted resource.
+func (t *Topology) Select(seg map[string]string) ([]int, error) {
+	if len(seg) == 0 {
+		return nil, fmt.Errorf("empty topology segment")
+	}
+	for k, v := range seg {
+		if err := t.checkPair(k, v); err != nil {
+			return nil, err
+		}
+	}
+	var out []int
+	for i := range t.Zones {
+		if t.selects(seg, i) {
+			out = append(out, i)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("segment %s matches no zone of this driver", formatSegment(seg))
+	}
+	return out, nil
+}
+
+func (t *Topology) checkPair(k, v string) error {
+	if k != t.Keys.Region && k != t.Keys.Zone && k != t.Keys.Rack {
+		return fmt.Errorf("unknown topology key %q: this driver uses %s, %s and %s", k, t.Keys.Region, t.Keys.Zone, t.Keys.Rack)
+	}
+	if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+		return fmt.Errorf("topology key %q: %s", k, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsValidLabelValue(v); len(errs) > 0 || v == "" {
+		return fmt.Errorf("topology value %q of key %q is not a valid label value", v, k)
+	}
+	return nil
+}
+
+// selects reports whether segment seg covers zone i.
+func (t *Topology) selects(seg map[string]string, i int) bool {
+	z := t.Zones[i]
+	for k, v := range seg {
+		switch k {
+		case t.Keys.Region:
+			if v != z.Region {
+				return false
+			}
+		case t.Keys.Zone:
+			if v != z.Name {
+				return false
+			}
+		case t.Keys.Rack:
+			if !slices.Contains(z.Racks, v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Covers reports whether any of segs covers zone i.
+func (t *Topology) Covers(segs []*csi.Topology, i int) bool {
+	for _, s := range segs {
+		if t.selects(s.GetSegments(), i) {
+			return true
+		}
+	}
+	return false
+}
+
+// Candidates turns a TopologyRequirement into the zones a new object may
+// be placed in, best first (CSI spec, CreateVolumeRequest
+// accessibility_requirements): zones selected by preferred segments in
+// their order, restricted to requisite when requisite is given, then the
+// remaining requisite zones. A nil result with a nil error means the
+// request constrains nothing.
+func (t *Topology) Candidates(req *csi.TopologyRequirement) ([]int, error) {
+	requisite, err := t.selectAll("requisite", req.GetRequisite())
+	if err != nil {
+		return nil, err
+	}
+	preferred, err := t.selectAll("preferred", req.GetPreferred())
+	if err != nil {
+		return nil, err
+	}
+	if len(req.GetRequisite()) == 0 && len(req.GetPreferred()) == 0 {
+		return nil, nil
+	}
+	allowed := func(int) bool { return true }
+	if len(req.GetRequisite()) > 0 {
+		in := map[int]bool{}
+		for _, i := range requisite {
+			in[i] = true
+		}
+		allowed = func(i int) bool { return in[i] }
+	}
+	var out []int
+	seen := map[int]bool{}
+	add := func(i int) {
+		if allowed(i) && !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	for _, i := range preferred {
+		add(i)
+	}
+	for _, i := range requisite {
+		add(i)
+	}
+	if len(req.GetRequisite()) == 0 {
+		for i := range t.Zones {
+			add(i)
+		}
+	}
+	return out, nil
+}
+
+// selectAll selects the zones of every segment, in segment order.
+func (t *Topology) selectAll(field string, segs []*csi.Topology) ([]int, error) {
+	if len(segs) > MaxSegmentsPerRequirement {
+		return nil, fmt.Errorf("%s has %d segments, more than the %d this driver accepts", field, len(segs), MaxSegmentsPerRequirement)
+	}
+	var out []int
+	for n, s := range segs {
+		zones, err := t.Select(s.GetSegments())
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", field, n, err)
+		}
+		out = append(out, zones...)
+	}
+	return out, nil
+}
+
+// formatSegment renders a segment deterministically for messages.
+func formatSegment(seg map[string]string) string {
+	keys := make([]string, 0, len(seg))
+	for k := range seg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + seg[k]
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// FormatSegments renders CSI segments for messages.
+func FormatSegments(segs []*csi.Topology) string {
+	parts := make([]string, len(segs))
+	for i, s := range segs {
+		parts[i] = formatSegment(s.GetSegments())
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}

@@ -1,0 +1,299 @@
+// Package topology models the fake world the zonepath driver lives in:
+// regions made of zones (optionally split into racks), each zone with a
+// storage capacity and a snapshot quota. It parses the topology file,
+// validates CSI topology segments against it and turns CSI
+// TopologyRequirements into an ordered list of candidate zones.
+//
+// A segment is a set of key/value pairs; it selects every zone whose
+// region, zone and rack agree with the pairs it has. A segment that names
+// only a region therefore selects all zones of that region, which is how a
+// snapshot "usable from the whole region" is expressed.
+package topology
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
+)
+
+// Default topology keys, chosen so that StorageClass and
+// VolumeSnapshotClass topology terms read naturally.
+const (
+	DefaultRegionKey = "topology.kubernetes.io/region"
+	DefaultZoneKey   = "topology.kubernetes.io/zone"
+	DefaultRackKey   = "zonepath.csi.dev/rack"
+)
+
+// Limits on what the driver accepts, so that a request cannot make it do
+// unbounded work.
+const (
+	MaxSegmentsPerRequirement = 64
+	maxNameLength             = 63
+)
+
+// Keys names the segment keys the driver reports and accepts.
+type Keys struct {
+	Region string `json:"region,omitempty"`
+	Zone   string `json:"zone,omitempty"`
+	Rack   string `json:"rack,omitempty"`
+}
+
+// File is the on-disk topology description.
+type File struct {
+	Keys Keys `json:"keys,omitempty"`
+	// MaxVolumesPerNode is the default attach limit of every node; 0 means
+	// no limit is reported.
+	MaxVolumesPerNode int64    `json:"maxVolumesPerNode,omitempty"`
+	Regions           []Region `json:"regions"`
+	// Nodes names the nodes the controller may publish to, where they
+	// are and, optionally, their own attach limit.
+	Nodes []Node `json:"nodes,omitempty"`
+}
+
+// Region is a named group of zones.
+type Region struct {
+	Name  string `json:"name"`
+	Zones []Zone `json:"zones"`
+}
+
+// Zone is where volumes and snapshot copies live.
+type Zone struct {
+	Name string `json:"name"`
+	// Capacity is the bytes of volumes the zone holds ("100Gi"); empty
+	// means unlimited.
+	Capacity string `json:"capacity,omitempty"`
+	// SnapshotQuota is the number of snapshot copies the zone holds;
+	// nil means unlimited, 0 means none.
+	SnapshotQuota *int64   `json:"snapshotQuota,omitempty"`
+	Racks         []string `json:"racks,omitempty"`
+}
+
+// Node is a node known to the controller.
+type Node struct {
+	ID string `json:"id"`
+	// Zone is "region/zone", or a zone name unique across regions.
+	Zone string `json:"zone"`
+	Rack string `json:"rack,omitempty"`
+	// MaxVolumesPerNode overrides the default attach limit when set.
+	MaxVolumesPerNode *int64 `json:"maxVolumesPerNode,omitempty"`
+}
+
+// NodeInfo is a validated node.
+type NodeInfo struct {
+	ID                string
+	Zone              int
+	Rack              string
+	MaxVolumesPerNode int64
+}
+
+// ZoneInfo is a validated zone with its parsed limits.
+type ZoneInfo struct {
+	Region, Name string
+	Racks        []string
+	// CapacityBytes < 0 means unlimited.
+	CapacityBytes int64
+	// SnapshotQuota < 0 means unlimited.
+	SnapshotQuota int64
+}
+
+// ID is the zone's stable identifier in the driver's state.
+func (z ZoneInfo) ID() string { return z.Region + "/" + z.Name }
+
+// Topology is a validated topology file.
+type Topology struct {
+	Keys              Keys
+	Zones             []ZoneInfo
+	byID              map[string]int
+	maxVolumesPerNode int64
+	nodes             map[string]NodeInfo
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
+// Load reads and validates a topology file.
+func Load(path string) (*Topology, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading topology file: %w", err)
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("topology file %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Parse validates a topology description.
+func Parse(data []byte) (*Topology, error) {
+	var f File
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, err
+	}
+	return f.Validate()
+}
+
+// Default is a world of one region with three zones of unlimited capacity
+// and quota, used when no topology file is given.
+func Default() *Topology {
+	f := File{Regions: []Region{{Name: "region-1", Zones: []Zone{{Name: "zone-a"}, {Name: "zone-b"}, {Name: "zone-c"}}}}}
+	t, err := f.Validate()
+	if err != nil {
+		panic(err) // a constant input: cannot fail
+	}
+	return t
+}
+
+// Validate checks names, limits and keys and returns the usable form.
+func (f File) Validate() (*Topology, error) {
+	t := &Topology{Keys: f.Keys.withDefaults(), byID: map[string]int{}, nodes: map[string]NodeInfo{}}
+	if len(f.Regions) == 0 {
+		return nil, fmt.Errorf("regions: at least one region is required")
+	}
+	if f.MaxVolumesPerNode < 0 {
+		return nil, fmt.Errorf("maxVolumesPerNode: must not be negative, got %d", f.MaxVolumesPerNode)
+	}
+	t.maxVolumesPerNode = f.MaxVolumesPerNode
+	regions := map[string]bool{}
+	for ri, r := range f.Regions {
+		if err := checkName(fmt.Sprintf("regions[%d].name", ri), r.Name); err != nil {
+			return nil, err
+		}
+		if regions[r.Name] {
+			return nil, fmt.Errorf("regions[%d]: duplicate region %q", ri, r.Name)
+		}
+		regions[r.Name] = true
+		if len(r.Zones) == 0 {
+			return nil, fmt.Errorf("regions[%d] (%s): at least one zone is required", ri, r.Name)
+		}
+		for zi, z := range r.Zones {
+			info, err := z.validate(fmt.Sprintf("regions[%d].zones[%d]", ri, zi), r.Name)
+			if err != nil {
+				return nil, err
+			}
+			if _, dup := t.byID[info.ID()]; dup {
+				return nil, fmt.Errorf("regions[%d].zones[%d]: duplicate zone %q", ri, zi, z.Name)
+			}
+			t.byID[info.ID()] = len(t.Zones)
+			t.Zones = append(t.Zones, info)
+		}
+	}
+	for i, n := range f.Nodes {
+		info, err := t.validateNode(n)
+		if err != nil {
+			return nil, fmt.Errorf("nodes[%d]: %w", i, err)
+		}
+		if _, dup := t.nodes[n.ID]; dup {
+			return nil, fmt.Errorf("nodes[%d]: duplicate node %q", i, n.ID)
+		}
+		t.nodes[n.ID] = info
+	}
+	return t, nil
+}
+
+func (k Keys) withDefaults() Keys {
+	if k.Region == "" {
+		k.Region = DefaultRegionKey
+	}
+	if k.Zone == "" {
+		k.Zone = DefaultZoneKey
+	}
+	if k.Rack == "" {
+		k.Rack = DefaultRackKey
+	}
+	return k
+}
+
+func (z Zone) validate(field, region string) (ZoneInfo, error) {
+	info := ZoneInfo{Region: region, Name: z.Name, CapacityBytes: -1, SnapshotQuota: -1}
+	if err := checkName(field+".name", z.Name); err != nil {
+		return info, err
+	}
+	if z.Capacity != "" {
+		q, err := resource.ParseQuantity(z.Capacity)
+		if err != nil || q.Sign() < 0 {
+			return info, fmt.Errorf("%s.capacity: %q is not a non-negative quantity such as 100Gi", field, z.Capacity)
+		}
+		info.CapacityBytes = q.Value()
+	}
+	if z.SnapshotQuota != nil {
+		if *z.SnapshotQuota < 0 {
+			return info, fmt.Errorf("%s.snapshotQuota: must not be negative, got %d", field, *z.SnapshotQuota)
+		}
+		info.SnapshotQuota = *z.SnapshotQuota
+	}
+	for i, r := range z.Racks {
+		if err := checkName(fmt.Sprintf("%s.racks[%d]", field, i), r); err != nil {
+			return info, err
+		}
+	}
+	info.Racks = z.Racks
+	return info, nil
+}
+
+func checkName(field, name string) error {
+	if len(name) > maxNameLength || !nameRE.MatchString(name) {
+		return fmt.Errorf("%s: %q must be a DNS-1123 label-like name of at most %d characters", field, name, maxNameLength)
+	}
+	return nil
+}
+
+// Index returns the index of the zone with the given ID.
+func (t *Topology) Index(id string) (int, bool) {
+	i, ok := t.byID[id]
+	return i, ok
+}
+
+// Zone returns the zone with the given ID.
+func (t *Topology) Zone(id string) (ZoneInfo, bool) {
+	i, ok := t.byID[id]
+	if !ok {
+		return ZoneInfo{}, false
+	}
+	return t.Zones[i], true
+}
+
+func (t *Topology) validateNode(n Node) (NodeInfo, error) {
+	info := NodeInfo{ID: n.ID, Rack: n.Rack, MaxVolumesPerNode: t.maxVolumesPerNode}
+	if n.ID == "" || len(n.ID) > 128 {
+		return info, fmt.Errorf("id is required, at most 128 characters")
+	}
+	zone, err := t.FindZone(n.Zone)
+	if err != nil {
+		return info, err
+	}
+	if _, err := t.NodeSegment(zone, n.Rack); err != nil {
+		return info, err
+	}
+	info.Zone = zone
+	if n.MaxVolumesPerNode != nil {
+		if *n.MaxVolumesPerNode < 0 {
+			return info, fmt.Errorf("maxVolumesPerNode must not be negative")
+		}
+		info.MaxVolumesPerNode = *n.MaxVolumesPerNode
+	}
+	return info, nil
+}
+
+// Node returns a node listed in the topology file.
+func (t *Topology) Node(id string) (NodeInfo, bool) {
+	n, ok := t.nodes[id]
+	return n, ok
+}
+
+// DefaultMaxVolumesPerNode is the file's attach limit for nodes without
+// their own; 0 means no limit.
+func (t *Topology) DefaultMaxVolumesPerNode() int64 { return t.maxVolumesPerNode }
+
+// HasRacks reports whether any zone is split into racks; only then do
+// node segments carry the rack key.
+func (t *Topology) HasRacks() bool {
+	for _, z := range t.Zones {
+		if len(z.Racks) > 0 {
+			return true
+		}
+	}
+	return false
+}
