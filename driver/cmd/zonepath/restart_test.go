@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestRestartLosesNothing kills the driver process with SIGKILL right
+// after a burst of acknowledged writes, starts it again on the same state
+// directory and checks that every volume, snapshot (with its topology)
+// and publication is still there.
+func TestRestartLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the driver binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "zonepath")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building the driver: %v\n%s", err, out)
+	}
+	sock := filepath.Join(dir, "csi.sock")
+	start := func() (*exec.Cmd, *grpc.ClientConn) {
+		cmd := exec.Command(bin, "--endpoint", "unix://"+sock, "--nodeid", "n1", "--node-zone", "zone-a",
+			"--state-dir", filepath.Join(dir, "state"), "--mount", "none")
+		cmd.Stderr = os.Stderr
+		os.Remove(sock) // left behind by the killed process
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, err := os.Stat(sock); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatal("driver did not create its socket")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cmd, conn
+	}
+
+	cmd, conn := start()
+	ctrl := csi.NewControllerClient(conn)
+	ctx := context.Background()
+	capability := &csi.VolumeCapability{
+		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
+		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+	}
+	var created []string
+	for i := 0; i < 50; i++ {
+		v, err := ctrl.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: fmt.Sprintf("v%d", i), VolumeCapabilities: []*csi.VolumeCapability{capability}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created = append(created, v.GetVolume().GetVolumeId())
+	}
+	snaps := map[string]*csi.Snapshot{}
+	for i := 0; i < 20; i++ {
+		s, err := ctrl.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: fmt.Sprintf("s%d", i), SourceVolumeId: created[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps[s.GetSnapshot().GetSnapshotId()] = s.GetSnapshot()
+	}
+	if _, err := ctrl.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: created[0], NodeId: "n1", VolumeCapability: capability}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ctrl.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: created[49]}); err != nil {
+		t.Fatal(err)
+	}
+	created = created[:49]
+	conn.Close()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	cmd, conn = start()
+	defer func() { cmd.Process.Kill(); cmd.Wait(); conn.Close() }()
+	ctrl = csi.NewControllerClient(conn)
+	vols, err := ctrl.ListVolumes(ctx, &csi.ListVolumesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, e := range vols.GetEntries() {
+		listed = append(listed, e.GetVolume().GetVolumeId())
+		if e.GetVolume().GetVolumeId() == created[0] && fmt.Sprint(e.GetStatus().GetPublishedNodeIds()) != "[n1]" {
+			t.Errorf("publication lost: volume %s published to %v, want [n1]", created[0], e.GetStatus().GetPublishedNodeIds())
+		}
+	}
+	sort.Strings(listed)
+	sort.Strings(created)
+	if fmt.Sprint(listed) != fmt.Sprint(created) {
+		t.Errorf("after restart ListVolumes = %d volumes, want the %d acknowledged", len(listed), len(created))
+	}
+	got, err := ctrl.ListSnapshots(ctx, &csi.ListSnapshotsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.GetEntries()) != len(snaps) {
+		t.Errorf("after restart ListSnapshots = %d snapshots, want %d", len(got.GetEntries()), len(snaps))
+	}
+	for _, e := range got.GetEntries() {
+		want := snaps[e.GetSnapshot().GetSnapshotId()]
+		if !proto.Equal(e.GetSnapshot(), want) {
+			t.Errorf("snapshot after restart = %v, want %v", e.GetSnapshot(), want)
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package plugin_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+
+	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/topology"
+)
+
+func region(r string) *csi.Topology {
+	return &csi.Topology{Segments: map[string]string{topology.DefaultRegionKey: r}}
+}
+
+// TestSnapshotPlacement covers where a snapshot is usable from: the source
+// volume's zone by default, widened by the class parameters, narrowed by
+// accessibility_requirements.
+func TestSnapshotPlacement(t *testing.T) {
+	c := newClient(t, "")
+	src := c.mustCreateVolume(volumeRequest("placement-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")}))
+	tests := []struct {
+		name   string
+		params map[string]string
+		req    *csi.TopologyRequirement
+		want   []*csi.Topology
+	}{
+		{"default: the source volume's zone", nil, nil, zones("zone-b")},
+		{"region scope", map[string]string{plugin.ParamSnapshotScope: "region"}, nil, []*csi.Topology{region("region-1")}},
+		{"two copies: source zone then its region", map[string]string{plugin.ParamSnapshotCopies: "2"}, nil, zones("zone-b", "zone-a")},
+		{"requisite elsewhere: copied there", nil, &csi.TopologyRequirement{Requisite: zones("zone-d")}, zones("zone-d")},
+		{"preferred first", nil, &csi.TopologyRequirement{Requisite: zones("zone-a", "zone-d"), Preferred: zones("zone-d")}, zones("zone-d")},
+		{"copies within requisite", map[string]string{plugin.ParamSnapshotCopies: "3"}, &csi.TopologyRequirement{Requisite: zones("zone-a", "zone-b")}, zones("zone-a", "zone-b")},
+		{"region scope with a whole-region requisite", map[string]string{plugin.ParamSnapshotScope: "region"}, &csi.TopologyRequirement{Requisite: []*csi.Topology{region("region-2")}}, []*csi.Topology{region("region-2")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := c.CreateSnapshot(context.Background(), &csi.CreateSnapshotRequest{
+				Name: "placement-" + strings.ReplaceAll(tt.name, " ", "-"), SourceVolumeId: src.GetVolumeId(), Parameters: tt.params, AccessibilityRequirements: tt.req,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.GetSnapshot().GetAccessibleTopology(); !sameTopology(got, tt.want) {
+				t.Fatalf("accessible_topology = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSnapshotIdempotency: the same name and requirements return the same
+// snapshot; another source is ALREADY_EXISTS (CSI: CreateSnapshot Errors);
+// requirements the existing snapshot does not satisfy are ALREADY_EXISTS
+// too, requirements it satisfies return it (the driver README's choice).
+func TestSnapshotIdempotency(t *testing.T) {
+	c := newClient(t, "")
+	ctx := context.Background()
+	a := c.mustCreateVolume(volumeRequest("idem-a", gib, nil))
+	b := c.mustCreateVolume(volumeRequest("idem-b", gib, nil))
+	inA := &csi.TopologyRequirement{Requisite: zones("zone-a")}
+	first := c.mustCreateSnapshot("idem", a.GetVolumeId(), inA)
+	tests := []struct {
+		name     string
+		source   string
+		req      *csi.TopologyRequirement
+		wantCode codes.Code
+	}{
+		{"same name, source and requirements", a.GetVolumeId(), inA, codes.OK},
+		{"wider requisite the snapshot satisfies", a.GetVolumeId(), &csi.TopologyRequirement{Requisite: zones("zone-a", "zone-b")}, codes.OK},
+		{"no requirements", a.GetVolumeId(), nil, codes.OK},
+		{"requisite the snapshot lies outside", a.GetVolumeId(), &csi.TopologyRequirement{Requisite: zones("zone-b")}, codes.AlreadyExists},
+		{"another source volume", b.GetVolumeId(), inA, codes.AlreadyExists},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "idem", SourceVolumeId: tt.source, AccessibilityRequirements: tt.req})
+			if codeOf(err) != tt.wantCode {
+				t.Fatalf("CreateSnapshot: %v, want %v", err, tt.wantCode)
+			}
+			if err == nil && (resp.GetSnapshot().GetSnapshotId() != first.GetSnapshotId() || !sameTopology(resp.GetSnapshot().GetAccessibleTopology(), first.GetAccessibleTopology())) {
+				t.Fatalf("got snapshot %v, want the first one %v", resp.GetSnapshot(), first)
+			}
+		})
+	}
+}
+
+// TestBadInput: malformed requests get INVALID_ARGUMENT or NOT_FOUND with
+// a message naming the problem, and never a path outside the data.
+func TestBadInput(t *testing.T) {
+	c := newClient(t, "")
+	ctx := context.Background()
+	vol := c.mustCreateVolume(volumeRequest("bad-input-source", gib, nil))
+	many := make([]*csi.Topology, topology.MaxSegmentsPerRequirement+1)
+	for i := range many {
+		many[i] = zone("zone-a")
+	}
+	tests := []struct {
+		name     string
+		call     func() error
+		wantCode codes.Code
+		wantMsg  string
+	}{
+		{"unknown topology key", func() error {
+			_, err := c.CreateVolume(ctx, volumeRequest("bad-1", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{"example.com/rack": "r1"}}}}))
+			return err
+		}, codes.InvalidArgument, "unknown topology key"},
+		{"empty segment", func() error {
+			_, err := c.CreateVolume(ctx, volumeRequest("bad-2", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{}}}))
+			return err
+		}, codes.InvalidArgument, "requisite[0]"},
+		{"malformed value", func() error {
+			_, err := c.CreateVolume(ctx, volumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{topology.DefaultZoneKey: "a b/c"}}}}))
+			return err
+		}, codes.InvalidArgument, "preferred[0]"},
+		{"zone that does not exist", func() error {
+			_, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "bad-4", SourceVolumeId: vol.GetVolumeId(), AccessibilityRequirements: &csi.TopologyRequirement{Requisite: zones("zone-x")}})
+			return err
+		}, codes.InvalidArgument, "matches no zone"},
+		{"oversized requirement", func() error {
+			_, err := c.CreateVolume(ctx, volumeRequest("bad-5", gib, &csi.TopologyRequirement{Requisite: many}))
+			return err
+		}, codes.InvalidArgument, "more than"},
+		{"volume ID escaping the data directory", func() error {
+			_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: "../../etc"})
+			return err
+		}, codes.InvalidArgument, "malformed"},
+		{"snapshot ID escaping the data directory", func() error {
+			_, err := c.CreateVolume(ctx, restoreRequest("bad-6", "../state"))
+			return err
+		}, codes.InvalidArgument, "malformed"},
+		{"unknown snapshot", func() error {
+			_, err := c.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: "zps-unknown"})
+			return err
+		}, codes.NotFound, "does not exist"},
+		{"unknown snapshot parameter", func() error {
+			_, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "bad-7", SourceVolumeId: vol.GetVolumeId(), Parameters: map[string]string{plugin.DefaultName + "/copies": "2"}})
+			return err
+		}, codes.InvalidArgument, "unknown parameter"},
+		{"stats for a path the volume is not mounted at", func() error {
+			_, err := c.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: vol.GetVolumeId(), VolumePath: "/nonexistent"})
+			return err
+		}, codes.NotFound, "not staged or published"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if codeOf(err) != tt.wantCode || !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Fatalf("got %v, want %v containing %q", err, tt.wantCode, tt.wantMsg)
+			}
+		})
+	}
+	vols, err := c.ListVolumes(ctx, &csi.ListVolumesRequest{})
+	if err != nil || len(vols.GetEntries()) != 1 {
+		t.Fatalf("bad requests created volumes: %v, %v", vols, err)
+	}
+}
+
+func restoreRequest(name, snapshotID string) *csi.CreateVolumeRequest {
+	r := volumeRequest(name, gib, nil)
+	r.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snapshotID}}}
+	return r
+}
+
+// TestAttachLimit: ControllerPublish beyond max_volumes_per_node is
+// RESOURCE_EXHAUSTED (CSI: ControllerPublishVolume Errors "Max volumes
+// attached"); unpublishing one lets the next succeed.
+func TestAttachLimit(t *testing.T) {
+	c := newClient(t, "")
+	ctx := context.Background()
+	info, err := c.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := info.GetMaxVolumesPerNode()
+	if limit != 3 {
+		t.Fatalf("max_volumes_per_node = %d, want the configured 3", limit)
+	}
+	var ids []string
+	publish := func(id string) error {
+		_, err := c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: id, NodeId: info.GetNodeId(),
+			VolumeCapability: volumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
+		return err
+	}
+	for i := int64(0); i <= limit; i++ {
+		v := c.mustCreateVolume(volumeRequest("limit-"+string(rune('a'+i)), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
+		ids = append(ids, v.GetVolumeId())
+	}
+	for _, id := range ids[:limit] {
+		if err := publish(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := publish(ids[limit]); codeOf(err) != codes.ResourceExhausted {
+		t.Fatalf("publishing volume %d of a limit of %d: %v, want ResourceExhausted", limit+1, limit, err)
+	}
+	if _, err := c.ControllerUnpublishVolume(ctx, &csi.ControllerUnpublishVolumeRequest{VolumeId: ids[0], NodeId: info.GetNodeId()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := publish(ids[limit]); err != nil {
+		t.Fatalf("publishing after an unpublish: %v", err)
+	}
+}
