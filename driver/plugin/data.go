@@ -276,4 +276,6 @@ func copySparse(src string, dst *os.File) error {
 }
 
 // isNotExist reports a missing path in an error chain.
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) || strings.Contains(fmt.Sprint(err), "no such file") }
+func isNotExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || strings.Contains(fmt.Sprint(err), "no such file")
+}

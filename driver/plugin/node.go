@@ -302,4 +302,3 @@ func (p *Plugin) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolume
 	}
 	return &csi.NodeExpandVolumeResponse{CapacityBytes: size}, nil
 }
-

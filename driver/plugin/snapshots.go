@@ -351,4 +351,3 @@ func (p *Plugin) GetSnapshot(ctx context.Context, req *csi.GetSnapshotRequest) (
 	}
 	return &csi.GetSnapshotResponse{Snapshot: p.csiSnapshot(s)}, nil
 }
-

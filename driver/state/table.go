@@ -21,12 +21,12 @@ type table[T any] struct {
 
 func newTable[T any](bucket string, key func(*T) string, vis func(*T) *visibility) *table[T] {
 	return &table[T]{
-		bucket: []byte(bucket),
-		rows:   map[string]*T{},
-		order:  btree.NewG(32, func(a, b string) bool { return a < b }),
-		key:    key,
-		vis:    vis,
-		onPut:  func(*T) {},
+		bucket:   []byte(bucket),
+		rows:     map[string]*T{},
+		order:    btree.NewG(32, func(a, b string) bool { return a < b }),
+		key:      key,
+		vis:      vis,
+		onPut:    func(*T) {},
 		onDelete: func(*T) {},
 	}
 }
