@@ -9,5 +9,5 @@ while read -r pkg; do
     echo "fuzz: $pkg $target for $fuzztime"
     go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" || status=1
   done
-done < <(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u | sed 's|^\.|github.com/zonepath/zonepath|')
+done < <(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -r -n1 dirname | sort -u | sed 's|^\.|github.com/zonepath/zonepath|')
 exit $status

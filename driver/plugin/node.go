@@ -174,7 +174,8 @@ func checkCapabilityFits(c *csi.VolumeCapability, block bool) error {
 		return status.Errorf(codes.InvalidArgument, "volume_capability: %s", status.Convert(err).Message())
 	}
 	if (c.GetBlock() != nil) != block {
-		return status.Error(codes.InvalidArgument, "volume_capability: access type differs from the volume's")
+		// CSI: NodeStageVolume/NodePublishVolume Errors, "Exceeds capabilities".
+		return status.Error(codes.FailedPrecondition, "volume_capability: access type differs from the volume's")
 	}
 	return nil
 }
