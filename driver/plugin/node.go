@@ -71,23 +71,30 @@ func (p *Plugin) nodeVolume(id string) (block bool, err error) {
 	return block, nil
 }
 
+// checkMountRequest validates what NodeStageVolume and NodePublishVolume
+// share, in the order csi-sanity expects the errors, and reports whether
+// the volume is a block volume.
+func (p *Plugin) checkMountRequest(volID, pathField, path string, capability *csi.VolumeCapability) (block bool, err error) {
+	if err := checkID("volume_id", volID); err != nil {
+		return false, err
+	}
+	if err := p.checkPath(pathField, path); err != nil {
+		return false, err
+	}
+	if capability == nil {
+		return false, status.Error(codes.InvalidArgument, "volume_capability is required")
+	}
+	if block, err = p.nodeVolume(volID); err != nil {
+		return false, err
+	}
+	return block, checkCapabilityFits(capability, block)
+}
+
 // NodeStageVolume implements csi.NodeServer: a filesystem volume is
 // bind-mounted at the staging path; a block volume needs no staging.
 func (p *Plugin) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRequest) (*csi.NodeStageVolumeResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
-		return nil, err
-	}
-	if err := p.checkPath("staging_target_path", req.GetStagingTargetPath()); err != nil {
-		return nil, err
-	}
-	if req.GetVolumeCapability() == nil {
-		return nil, status.Error(codes.InvalidArgument, "volume_capability is required")
-	}
-	block, err := p.nodeVolume(req.GetVolumeId())
+	block, err := p.checkMountRequest(req.GetVolumeId(), "staging_target_path", req.GetStagingTargetPath(), req.GetVolumeCapability())
 	if err != nil {
-		return nil, err
-	}
-	if err := checkCapabilityFits(req.GetVolumeCapability(), block); err != nil {
 		return nil, err
 	}
 	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: req.GetStagingTargetPath(), Staging: true, Block: block}
@@ -108,20 +115,8 @@ func (p *Plugin) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolu
 // NodePublishVolume implements csi.NodeServer: the staging mount (or the
 // volume's data) is bind-mounted at the target path, read-only on request.
 func (p *Plugin) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
-		return nil, err
-	}
-	if err := p.checkPath("target_path", req.GetTargetPath()); err != nil {
-		return nil, err
-	}
-	if req.GetVolumeCapability() == nil {
-		return nil, status.Error(codes.InvalidArgument, "volume_capability is required")
-	}
-	block, err := p.nodeVolume(req.GetVolumeId())
+	block, err := p.checkMountRequest(req.GetVolumeId(), "target_path", req.GetTargetPath(), req.GetVolumeCapability())
 	if err != nil {
-		return nil, err
-	}
-	if err := checkCapabilityFits(req.GetVolumeCapability(), block); err != nil {
 		return nil, err
 	}
 	source := p.data.volumePath(req.GetVolumeId(), block)
