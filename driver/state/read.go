@@ -32,7 +32,7 @@ func (s *Store) ListSnapshots(from string, max int, sourceVolume string) ([]*Sna
 	keep := func(*Snapshot) bool { return true }
 	if sourceVolume != "" {
 		ids := s.bySource[sourceVolume]
-		keep = func(v *Snapshot) bool { return ids[v.ID] }
+		keep = func(v *Snapshot) bool { return ids[v.ID] && v.SourceVolume == sourceVolume }
 		if len(ids) == 0 {
 			return nil, ""
 		}
@@ -46,7 +46,7 @@ func (s *Store) PublishedNodes(volumeID string) []string {
 	defer s.mu.RUnlock()
 	var out []string
 	for node, p := range s.pubsByVolume[volumeID] {
-		if p.vis.visible(s.durable) {
+		if s.publications.visible(pubKey(p), s.durable) != nil {
 			out = append(out, node)
 		}
 	}
@@ -84,14 +84,20 @@ func page[T any](t *table[T], from string, max int, durable uint64, keep func(*T
 func (s *Store) VolumeByName(name string) *Volume {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.volumes.visible(s.volumeNames[name], s.durable)
+	if v := s.volumes.visible(s.volumeNames[name], s.durable); v != nil && v.Name == name {
+		return v
+	}
+	return nil
 }
 
 // SnapshotByName returns a durable snapshot by name, or nil.
 func (s *Store) SnapshotByName(name string) *Snapshot {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.snapshots.visible(s.snapshotNames[name], s.durable)
+	if v := s.snapshots.visible(s.snapshotNames[name], s.durable); v != nil && v.Name == name {
+		return v
+	}
+	return nil
 }
 
 // View runs fn against the writer's view, read-only, under the read lock:

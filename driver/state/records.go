@@ -65,6 +65,9 @@ type Mount struct {
 type visibility struct {
 	created uint64
 	deleted uint64
+	// prev is the durable row this one replaces, shown to readers until
+	// this one is durable.
+	prev any
 }
 
 func (v visibility) visible(durable uint64) bool {

@@ -89,8 +89,9 @@ func Open(dir string) (*Store, error) {
 	}
 	s := newStore(db)
 	if err := s.load(); err != nil {
+		path := db.Path() // bbolt forgets it on Close
 		db.Close()
-		return nil, fmt.Errorf("loading state database %s: %w", db.Path(), err)
+		return nil, fmt.Errorf("loading state database %s: %w", path, err)
 	}
 	go s.commitLoop()
 	return s, nil
@@ -136,11 +137,12 @@ func (s *Store) indexVolumes() {
 		s.volumeNames[v.Name] = v.ID
 		s.zone(v.Zone).Bytes += v.CapacityBytes
 	}
-	s.volumes.onDelete = func(v *Volume) {
-		if s.volumeNames[v.Name] == v.ID {
+	s.volumes.onDelete = func(v *Volume) { s.zone(v.Zone).Bytes -= v.CapacityBytes }
+	s.volumes.onReap = func(v *Volume) {
+		cur := s.volumes.rows[v.ID]
+		if s.volumeNames[v.Name] == v.ID && (cur == nil || cur.Name != v.Name) {
 			delete(s.volumeNames, v.Name)
 		}
-		s.zone(v.Zone).Bytes -= v.CapacityBytes
 	}
 }
 
@@ -156,15 +158,20 @@ func (s *Store) indexSnapshots() {
 		}
 	}
 	s.snapshots.onDelete = func(v *Snapshot) {
-		if s.snapshotNames[v.Name] == v.ID {
-			delete(s.snapshotNames, v.Name)
-		}
-		delete(s.bySource[v.SourceVolume], v.ID)
-		if len(s.bySource[v.SourceVolume]) == 0 {
-			delete(s.bySource, v.SourceVolume)
-		}
 		for _, z := range v.Zones {
 			s.zone(z).Snapshots--
+		}
+	}
+	s.snapshots.onReap = func(v *Snapshot) {
+		cur := s.snapshots.rows[v.ID]
+		if s.snapshotNames[v.Name] == v.ID && (cur == nil || cur.Name != v.Name) {
+			delete(s.snapshotNames, v.Name)
+		}
+		if cur == nil || cur.SourceVolume != v.SourceVolume {
+			delete(s.bySource[v.SourceVolume], v.ID)
+			if len(s.bySource[v.SourceVolume]) == 0 {
+				delete(s.bySource, v.SourceVolume)
+			}
 		}
 	}
 }
@@ -177,12 +184,14 @@ func (s *Store) indexPublications() {
 		s.pubsByVolume[p.VolumeID][p.NodeID] = p
 		s.pubsPerNode[p.NodeID]++
 	}
-	s.publications.onDelete = func(p *Publication) {
-		delete(s.pubsByVolume[p.VolumeID], p.NodeID)
+	s.publications.onDelete = func(p *Publication) { s.pubsPerNode[p.NodeID]-- }
+	s.publications.onReap = func(p *Publication) {
+		if s.pubsByVolume[p.VolumeID][p.NodeID] == p {
+			delete(s.pubsByVolume[p.VolumeID], p.NodeID)
+		}
 		if len(s.pubsByVolume[p.VolumeID]) == 0 {
 			delete(s.pubsByVolume, p.VolumeID)
 		}
-		s.pubsPerNode[p.NodeID]--
 	}
 }
 

@@ -12,11 +12,14 @@ type table[T any] struct {
 	order  *btree.BTreeG[string]
 	key    func(*T) string
 	vis    func(*T) *visibility
-	// onPut and onDelete keep secondary indexes and usage counters in
-	// step with the writer's view.
-	onPut, onDelete func(*T)
-	// dead holds deleted rows until their deletion is durable.
-	dead []*T
+	// onPut and onDelete keep the writer's indexes and counters in step
+	// with the writer's view; onReap drops a row from the indexes readers
+	// also use, once its deletion or replacement is durable. onReap must
+	// leave entries that the row now stored under its key still needs.
+	onPut, onDelete, onReap func(*T)
+	// dead holds deleted rows until their deletion is durable; fresh
+	// holds rows that replaced a durable one until they are durable.
+	dead, fresh []*T
 }
 
 func newTable[T any](bucket string, key func(*T) string, vis func(*T) *visibility) *table[T] {
@@ -28,6 +31,7 @@ func newTable[T any](bucket string, key func(*T) string, vis func(*T) *visibilit
 		vis:      vis,
 		onPut:    func(*T) {},
 		onDelete: func(*T) {},
+		onReap:   func(*T) {},
 	}
 }
 
@@ -41,10 +45,18 @@ func (t *table[T]) live(k string) *T {
 }
 
 // visible returns the row a reader sees: acknowledged and not deleted.
+// While a replacement is being committed, that is the row it replaces.
 func (t *table[T]) visible(k string, durable uint64) *T {
 	r := t.rows[k]
-	if r == nil || !t.vis(r).visible(durable) {
+	if r == nil {
 		return nil
+	}
+	if v := t.vis(r); !v.visible(durable) {
+		prev, _ := v.prev.(*T)
+		if prev == nil || !t.vis(prev).visible(durable) {
+			return nil
+		}
+		return prev
 	}
 	return r
 }
@@ -53,6 +65,13 @@ func (t *table[T]) put(r *T, seq uint64) {
 	k := t.key(r)
 	if old := t.live(k); old != nil {
 		t.onDelete(old)
+		// Readers keep the last durable version: old itself while it is
+		// durable, else the version old was replacing.
+		t.vis(r).prev = old
+		if older, _ := t.vis(old).prev.(*T); older != nil {
+			t.vis(r).prev = older
+		}
+		t.fresh = append(t.fresh, r)
 	}
 	t.vis(r).created = seq
 	t.rows[k] = r
@@ -70,13 +89,14 @@ func (t *table[T]) delete(k string, seq uint64) {
 	t.dead = append(t.dead, r)
 }
 
-// reap drops deleted rows once their deletion is durable. A row replaced
-// by a newer one under the same key is left alone.
+// reap drops deleted rows once their deletion is durable, and the rows
+// that durable replacements superseded. A row replaced by a newer one
+// under the same key is left alone.
 func (t *table[T]) reap(durable uint64) {
-	kept := t.dead[:0]
+	dead := t.dead[:0]
 	for _, r := range t.dead {
 		if t.vis(r).deleted > durable {
-			kept = append(kept, r)
+			dead = append(dead, r)
 			continue
 		}
 		k := t.key(r)
@@ -84,16 +104,29 @@ func (t *table[T]) reap(durable uint64) {
 			delete(t.rows, k)
 			t.order.Delete(k)
 		}
+		t.onReap(r)
 	}
-	t.dead = kept
+	t.dead = dead
+	fresh := t.fresh[:0]
+	for _, r := range t.fresh {
+		if t.vis(r).created > durable {
+			fresh = append(fresh, r)
+			continue
+		}
+		if prev, _ := t.vis(r).prev.(*T); prev != nil {
+			t.onReap(prev)
+		}
+		t.vis(r).prev = nil
+	}
+	t.fresh = fresh
 }
 
 // ascend visits visible rows with key >= from, in key order, until fn
 // returns false.
 func (t *table[T]) ascend(from string, durable uint64, fn func(*T) bool) {
 	t.order.AscendGreaterOrEqual(from, func(k string) bool {
-		r := t.rows[k]
-		if r == nil || !t.vis(r).visible(durable) {
+		r := t.visible(k, durable)
+		if r == nil {
 			return true
 		}
 		return fn(r)

@@ -36,7 +36,10 @@ func (tx *Tx) Volume(id string) *Volume { return tx.s.volumes.live(id) }
 
 // VolumeByName returns the live volume with the given name, or nil.
 func (tx *Tx) VolumeByName(name string) *Volume {
-	return tx.s.volumes.live(tx.s.volumeNames[name])
+	if v := tx.s.volumes.live(tx.s.volumeNames[name]); v != nil && v.Name == name {
+		return v
+	}
+	return nil
 }
 
 // Snapshot returns the live snapshot with the given ID, or nil.
@@ -44,8 +47,14 @@ func (tx *Tx) Snapshot(id string) *Snapshot { return tx.s.snapshots.live(id) }
 
 // SnapshotByName returns the live snapshot with the given name, or nil.
 func (tx *Tx) SnapshotByName(name string) *Snapshot {
-	return tx.s.snapshots.live(tx.s.snapshotNames[name])
+	if v := tx.s.snapshots.live(tx.s.snapshotNames[name]); v != nil && v.Name == name {
+		return v
+	}
+	return nil
 }
+
+// The name and source indexes keep entries until a deletion or rename is
+// durable, for readers; the writer's lookups check the row still matches.
 
 // Usage returns what a zone holds, counting writes not yet durable.
 func (tx *Tx) Usage(zone string) Usage {
@@ -64,10 +73,24 @@ func (tx *Tx) Publication(volumeID, nodeID string) *Publication {
 func (tx *Tx) PublishedVolumes(nodeID string) int { return tx.s.pubsPerNode[nodeID] }
 
 // IsPublished reports whether a volume is published to any node.
-func (tx *Tx) IsPublished(volumeID string) bool { return len(tx.s.pubsByVolume[volumeID]) > 0 }
+func (tx *Tx) IsPublished(volumeID string) bool {
+	for _, p := range tx.s.pubsByVolume[volumeID] {
+		if p.vis.live() {
+			return true
+		}
+	}
+	return false
+}
 
-// HasSnapshots reports whether any snapshot was cut from the volume.
-func (tx *Tx) HasSnapshots(volumeID string) bool { return len(tx.s.bySource[volumeID]) > 0 }
+// HasSnapshots reports whether any live snapshot was cut from the volume.
+func (tx *Tx) HasSnapshots(volumeID string) bool {
+	for id := range tx.s.bySource[volumeID] {
+		if s := tx.s.snapshots.live(id); s != nil && s.SourceVolume == volumeID {
+			return true
+		}
+	}
+	return false
+}
 
 // Mount returns the node-side mount of a volume at a path, or nil.
 func (tx *Tx) Mount(volumeID, path string) *Mount {

@@ -12,10 +12,13 @@ package topology
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -149,6 +152,9 @@ func Default() *Topology {
 // Validate checks names, limits and keys and returns the usable form.
 func (f File) Validate() (*Topology, error) {
 	t := &Topology{Keys: f.Keys.withDefaults(), byID: map[string]int{}, nodes: map[string]NodeInfo{}}
+	if err := t.Keys.validate(); err != nil {
+		return nil, err
+	}
 	if len(f.Regions) == 0 {
 		return nil, fmt.Errorf("regions: at least one region is required")
 	}
@@ -206,6 +212,22 @@ func (k Keys) withDefaults() Keys {
 	return k
 }
 
+// validate requires three distinct label keys: segments are told apart by
+// key, and the keys become node labels and topology selector terms.
+func (k Keys) validate() error {
+	seen := map[string]string{}
+	for _, kv := range [][2]string{{"region", k.Region}, {"zone", k.Zone}, {"rack", k.Rack}} {
+		if errs := validation.IsQualifiedName(kv[1]); len(errs) > 0 {
+			return fmt.Errorf("keys.%s: %q is not a label key: %s", kv[0], kv[1], strings.Join(errs, "; "))
+		}
+		if other, dup := seen[kv[1]]; dup {
+			return fmt.Errorf("keys.%s: %q is already keys.%s", kv[0], kv[1], other)
+		}
+		seen[kv[1]] = kv[0]
+	}
+	return nil
+}
+
 func (z Zone) validate(field, region string) (ZoneInfo, error) {
 	info := ZoneInfo{Region: region, Name: z.Name, CapacityBytes: -1, SnapshotQuota: -1}
 	if err := checkName(field+".name", z.Name); err != nil {
@@ -215,6 +237,9 @@ func (z Zone) validate(field, region string) (ZoneInfo, error) {
 		q, err := resource.ParseQuantity(z.Capacity)
 		if err != nil || q.Sign() < 0 {
 			return info, fmt.Errorf("%s.capacity: %q is not a non-negative quantity such as 100Gi", field, z.Capacity)
+		}
+		if q.Cmp(*resource.NewQuantity(math.MaxInt64, resource.BinarySI)) > 0 {
+			return info, fmt.Errorf("%s.capacity: %q is more bytes than fit in 64 bits", field, z.Capacity)
 		}
 		info.CapacityBytes = q.Value()
 	}

@@ -1,0 +1,106 @@
+package state
+
+import (
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+)
+
+// openStore opens a store in dir and closes it when the test ends.
+func openStore(t testing.TB, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func reopen(t testing.TB, s *Store, dir string) *Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return openStore(t, dir)
+}
+
+func mustUpdate(t testing.TB, s *Store, fn func(tx *Tx)) {
+	t.Helper()
+	if err := s.Update(func(tx *Tx) error { fn(tx); return nil }); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+}
+
+var created = time.Date(2025, 3, 4, 5, 6, 7, 890123456, time.UTC)
+
+func vol(id, name, zone string, capacity int64) *Volume {
+	return &Volume{ID: id, Name: name, Zone: zone, CapacityBytes: capacity, Created: created}
+}
+
+func snap(id, name, source string, zones ...string) *Snapshot {
+	return &Snapshot{ID: id, Name: name, SourceVolume: source, SizeBytes: 100, Zones: zones, Created: created}
+}
+
+// The plain* helpers drop the visibility bookkeeping, which differs
+// between a fresh write and a record loaded from disk.
+func plainVolume(v *Volume) *Volume {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	c.vis = visibility{}
+	return &c
+}
+
+func plainSnapshot(v *Snapshot) *Snapshot {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	c.vis = visibility{}
+	return &c
+}
+
+func plainPublication(v *Publication) *Publication {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	c.vis = visibility{}
+	return &c
+}
+
+func plainMount(v *Mount) *Mount {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	c.vis = visibility{}
+	return &c
+}
+
+func volumeIDs(vs []*Volume) []string {
+	out := []string{}
+	for _, v := range vs {
+		out = append(out, v.ID)
+	}
+	return out
+}
+
+func snapshotIDs(vs []*Snapshot) []string {
+	out := []string{}
+	for _, v := range vs {
+		out = append(out, v.ID)
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	out := append([]string{}, s...)
+	sort.Strings(out)
+	return out
+}
+
+func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
