@@ -345,3 +345,43 @@ func TestOpenCorruptRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenErrorNamesDatabasePath: when loading fails, the error names the
+// database file (bbolt forgets its path once closed, so it must be taken
+// before).
+func TestOpenErrorNamesDatabasePath(t *testing.T) {
+	tests := []struct {
+		name          string
+		bucket, key   string
+		value         string
+		wantInMessage string
+	}{
+		{"garbage volume", "volumes", "vol-x", "{not json", `bucket volumes key "vol-x"`},
+		{"snapshot of the wrong shape", "snapshots", "snap-x", `{"zones":"east/a"}`, `bucket snapshots key "snap-x"`},
+		{"empty publication", "publications", "v\x00n", ``, `bucket publications key "v\x00n"`},
+		{"mount under another key", "mounts", "v\x00/a", `{"volumeId":"v","path":"/b"}`, `holds a record for "v\x00/b"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state dir")
+			s := openStore(t, dir)
+			mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("vol-ok", "n", "z", 5)) })
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rawPut(t, dir, tc.bucket, tc.key, []byte(tc.value))
+
+			s2, err := Open(dir)
+			if err == nil {
+				s2.Close()
+				t.Fatalf("Open succeeded with a corrupt record in %s", tc.bucket)
+			}
+			path := filepath.Join(dir, "state.db")
+			for _, w := range []string{"loading state database " + path + ": ", tc.wantInMessage} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Open error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}

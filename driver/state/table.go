@@ -45,32 +45,31 @@ func (t *table[T]) live(k string) *T {
 }
 
 // visible returns the row a reader sees: acknowledged and not deleted.
-// While a replacement is being committed, that is the row it replaces.
+// While a replacement is being committed, that is the newest durable row
+// in its chain of predecessors.
 func (t *table[T]) visible(k string, durable uint64) *T {
-	r := t.rows[k]
-	if r == nil {
-		return nil
-	}
-	if v := t.vis(r); !v.visible(durable) {
-		prev, _ := v.prev.(*T)
-		if prev == nil || !t.vis(prev).visible(durable) {
-			return nil
+	for r := t.rows[k]; r != nil; {
+		v := t.vis(r)
+		if v.visible(durable) {
+			return r
 		}
-		return prev
+		if v.created <= durable {
+			return nil // durable, and durably deleted
+		}
+		r, _ = v.prev.(*T)
 	}
-	return r
+	return nil
 }
 
 func (t *table[T]) put(r *T, seq uint64) {
 	k := t.key(r)
-	if old := t.live(k); old != nil {
-		t.onDelete(old)
-		// Readers keep the last durable version: old itself while it is
-		// durable, else the version old was replacing.
-		t.vis(r).prev = old
-		if older, _ := t.vis(old).prev.(*T); older != nil {
-			t.vis(r).prev = older
+	if old := t.rows[k]; old != nil {
+		if t.vis(old).live() {
+			t.onDelete(old)
 		}
+		// Readers keep old (or what it replaced) until r is durable,
+		// also when old's deletion is still being committed.
+		t.vis(r).prev = old
 		t.fresh = append(t.fresh, r)
 	}
 	t.vis(r).created = seq

@@ -1,6 +1,9 @@
 package state
 
 import (
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -280,6 +283,451 @@ func TestDeleteThenRecreate(t *testing.T) {
 			mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("v2", "n2", "y", 1)) })
 			check("after a later commit", s)
 			check("after reopen", reopen(t, s, dir))
+		})
+	}
+}
+
+// queueBehindCommit holds commits and runs each update in turn, waiting
+// until it is applied to the writer's view. The returned function lets
+// the commit go and waits for every update to return.
+func queueBehindCommit(t *testing.T, s *Store, updates ...func(tx *Tx)) (commit func()) {
+	t.Helper()
+	release := holdCommits(t, s)
+	var dones []<-chan error
+	for i, u := range updates {
+		var seq uint64
+		s.View(func(tx *Tx) { seq = tx.s.seq })
+		dones = append(dones, asyncUpdate(s, u))
+		waitWriter(t, s, fmt.Sprintf("update %d", i), func(tx *Tx) bool { return tx.s.seq > seq })
+	}
+	// The commit is blocked: no Update has returned.
+	for i, d := range dones {
+		select {
+		case err := <-d:
+			t.Fatalf("update %d returned (%v) before its commit", i, err)
+		default:
+		}
+	}
+	return func() {
+		t.Helper()
+		release()
+		for i, d := range dones {
+			select {
+			case err := <-d:
+				if err != nil {
+					t.Fatalf("update %d: %v", i, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("update %d did not return after the commit was released", i)
+			}
+		}
+	}
+}
+
+// diffViews describes how got differs from want, "" when they agree.
+func diffViews(got, want map[string]string) string {
+	var out []string
+	for k := range want {
+		if got[k] != want[k] {
+			out = append(out, fmt.Sprintf("%s = %s, want %s", k, got[k], want[k]))
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			out = append(out, fmt.Sprintf("%s = %s, not expected", k, got[k]))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+func orDash[T any](r *T, f func(*T) string) string {
+	if r == nil {
+		return "-"
+	}
+	return f(r)
+}
+
+// TestReadersKeepReplacedVersionUntilDurable: while the replacement of a
+// durable record commits (ControllerExpandVolume rewriting a volume, say),
+// readers keep seeing the durable version rather than nothing; the writer
+// sees the replacement at once. Once committed, everyone sees the newest.
+func TestReadersKeepReplacedVersionUntilDurable(t *testing.T) {
+	// rec is the one volume v1 (name n1), snapshot s1 (name sn1, of v1)
+	// and publication (v1, node) the cases replace.
+	type rec struct {
+		vol, snap int64
+		readonly  bool
+	}
+	readerWant := func(r rec) map[string]string {
+		return map[string]string{
+			"Volume(v1)":          fmt.Sprint(r.vol),
+			"VolumeByName(n1)":    fmt.Sprint(r.vol),
+			"ListVolumes":         fmt.Sprintf("[v1:%d]", r.vol),
+			"Snapshot(s1)":        fmt.Sprint(r.snap),
+			"SnapshotByName(sn1)": fmt.Sprint(r.snap),
+			"ListSnapshots(v1)":   fmt.Sprintf("[s1:%d]", r.snap),
+			"PublishedNodes(v1)":  "[node]",
+		}
+	}
+	readerView := func(s *Store) map[string]string {
+		volCap := func(v *Volume) string { return fmt.Sprint(v.CapacityBytes) }
+		snapSize := func(v *Snapshot) string { return fmt.Sprint(v.SizeBytes) }
+		vols, _ := s.ListVolumes("", 0)
+		var vl []string
+		for _, v := range vols {
+			vl = append(vl, fmt.Sprintf("%s:%d", v.ID, v.CapacityBytes))
+		}
+		snaps, _ := s.ListSnapshots("", 0, "v1")
+		var sl []string
+		for _, v := range snaps {
+			sl = append(sl, fmt.Sprintf("%s:%d", v.ID, v.SizeBytes))
+		}
+		return map[string]string{
+			"Volume(v1)":          orDash(s.Volume("v1"), volCap),
+			"VolumeByName(n1)":    orDash(s.VolumeByName("n1"), volCap),
+			"ListVolumes":         fmt.Sprint(vl),
+			"Snapshot(s1)":        orDash(s.Snapshot("s1"), snapSize),
+			"SnapshotByName(sn1)": orDash(s.SnapshotByName("sn1"), snapSize),
+			"ListSnapshots(v1)":   fmt.Sprint(sl),
+			"PublishedNodes(v1)":  fmt.Sprint(s.PublishedNodes("v1")),
+		}
+	}
+	writerWant := func(r rec) map[string]string {
+		return map[string]string{
+			"Volume(v1)":             fmt.Sprint(r.vol),
+			"VolumeByName(n1)":       fmt.Sprint(r.vol),
+			"Snapshot(s1)":           fmt.Sprint(r.snap),
+			"SnapshotByName(sn1)":    fmt.Sprint(r.snap),
+			"Publication(v1,node)":   fmt.Sprintf("readonly=%v", r.readonly),
+			"PublishedVolumes(node)": "1",
+			"Usage(z)":               fmt.Sprintf("%+v", Usage{Bytes: r.vol, Snapshots: 1}),
+			"HasSnapshots(v1)":       "true",
+			"IsPublished(v1)":        "true",
+			"ZoneUsage(z) via Store": fmt.Sprintf("%+v", Usage{Bytes: r.vol, Snapshots: 1}),
+		}
+	}
+	writerView := func(s *Store) map[string]string {
+		volCap := func(v *Volume) string { return fmt.Sprint(v.CapacityBytes) }
+		snapSize := func(v *Snapshot) string { return fmt.Sprint(v.SizeBytes) }
+		var out map[string]string
+		s.View(func(tx *Tx) {
+			out = map[string]string{
+				"Volume(v1)":             orDash(tx.Volume("v1"), volCap),
+				"VolumeByName(n1)":       orDash(tx.VolumeByName("n1"), volCap),
+				"Snapshot(s1)":           orDash(tx.Snapshot("s1"), snapSize),
+				"SnapshotByName(sn1)":    orDash(tx.SnapshotByName("sn1"), snapSize),
+				"Publication(v1,node)":   orDash(tx.Publication("v1", "node"), func(p *Publication) string { return fmt.Sprintf("readonly=%v", p.Readonly) }),
+				"PublishedVolumes(node)": fmt.Sprint(tx.PublishedVolumes("node")),
+				"Usage(z)":               fmt.Sprintf("%+v", tx.Usage("z")),
+				"HasSnapshots(v1)":       fmt.Sprint(tx.HasSnapshots("v1")),
+				"IsPublished(v1)":        fmt.Sprint(tx.IsPublished("v1")),
+			}
+		})
+		out["ZoneUsage(z) via Store"] = fmt.Sprintf("%+v", s.ZoneUsage("z"))
+		return out
+	}
+	putVol := func(capacity int64) func(tx *Tx) {
+		return func(tx *Tx) { tx.PutVolume(vol("v1", "n1", "z", capacity)) }
+	}
+	putSnap := func(size int64) func(tx *Tx) {
+		return func(tx *Tx) { sn := snap("s1", "sn1", "v1", "z"); sn.SizeBytes = size; tx.PutSnapshot(sn) }
+	}
+	putPub := func(readonly bool) func(tx *Tx) {
+		return func(tx *Tx) { tx.PutPublication(&Publication{VolumeID: "v1", NodeID: "node", Readonly: readonly}) }
+	}
+
+	tests := []struct {
+		name string
+		// setup runs (and commits) after v1 (10 bytes), s1 (100 bytes) and
+		// the read-write publication are created.
+		setup []func(tx *Tx)
+		// updates are queued behind one blocked commit.
+		updates []func(tx *Tx)
+		durable rec // what readers see while the updates commit
+		final   rec // what the writer sees at once, and readers afterwards
+	}{
+		{
+			name:    "volume expanded",
+			updates: []func(*Tx){putVol(20)},
+			durable: rec{vol: 10, snap: 100},
+			final:   rec{vol: 20, snap: 100},
+		},
+		{
+			name:    "volume replaced twice in two updates",
+			updates: []func(*Tx){putVol(20), putVol(30)},
+			durable: rec{vol: 10, snap: 100},
+			final:   rec{vol: 30, snap: 100},
+		},
+		{
+			name:    "volume replaced twice in one update",
+			updates: []func(*Tx){func(tx *Tx) { putVol(20)(tx); putVol(30)(tx) }},
+			durable: rec{vol: 10, snap: 100},
+			final:   rec{vol: 30, snap: 100},
+		},
+		{
+			name:    "replacement of a committed replacement",
+			setup:   []func(*Tx){putVol(20)},
+			updates: []func(*Tx){putVol(30)},
+			durable: rec{vol: 20, snap: 100},
+			final:   rec{vol: 30, snap: 100},
+		},
+		{
+			name:    "volume replaced then snapshot replaced",
+			updates: []func(*Tx){putVol(20), putSnap(200)},
+			durable: rec{vol: 10, snap: 100},
+			final:   rec{vol: 20, snap: 200},
+		},
+		{
+			name:    "snapshot replaced",
+			updates: []func(*Tx){putSnap(200)},
+			durable: rec{vol: 10, snap: 100},
+			final:   rec{vol: 10, snap: 200},
+		},
+		{
+			name:    "publication replaced",
+			updates: []func(*Tx){putPub(true)},
+			durable: rec{vol: 10, snap: 100},
+			final:   rec{vol: 10, snap: 100, readonly: true},
+		},
+		{
+			name:    "everything replaced in one update",
+			updates: []func(*Tx){func(tx *Tx) { putVol(40)(tx); putSnap(400)(tx); putPub(true)(tx) }},
+			durable: rec{vol: 10, snap: 100},
+			final:   rec{vol: 40, snap: 400, readonly: true},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			mustUpdate(t, s, func(tx *Tx) { putVol(10)(tx); putSnap(100)(tx); putPub(false)(tx) })
+			for _, u := range tc.setup {
+				mustUpdate(t, s, u)
+			}
+			if d := diffViews(readerView(s), readerWant(tc.durable)); d != "" {
+				t.Fatalf("readers before the updates:\n%s", d)
+			}
+
+			commit := queueBehindCommit(t, s, tc.updates...)
+			if d := diffViews(readerView(s), readerWant(tc.durable)); d != "" {
+				t.Errorf("readers while the replacement commits, want the durable version:\n%s", d)
+			}
+			if d := diffViews(writerView(s), writerWant(tc.final)); d != "" {
+				t.Errorf("writer while the replacement commits, want the replacement:\n%s", d)
+			}
+
+			commit()
+			if d := diffViews(readerView(s), readerWant(tc.final)); d != "" {
+				t.Errorf("readers after the commit:\n%s", d)
+			}
+			if d := diffViews(writerView(s), writerWant(tc.final)); d != "" {
+				t.Errorf("writer after the commit:\n%s", d)
+			}
+			// A later commit reaps nothing readers still need.
+			mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("other", "other", "y", 1)) })
+			mustUpdate(t, s, func(tx *Tx) { tx.DeleteVolume("other") })
+			if d := diffViews(readerView(s), readerWant(tc.final)); d != "" {
+				t.Errorf("readers after a later commit:\n%s", d)
+			}
+
+			s = reopen(t, s, dir)
+			if d := diffViews(readerView(s), readerWant(tc.final)); d != "" {
+				t.Errorf("readers after reopen:\n%s", d)
+			}
+			if d := diffViews(writerView(s), writerWant(tc.final)); d != "" {
+				t.Errorf("writer after reopen:\n%s", d)
+			}
+		})
+	}
+}
+
+// TestReaderIndexesKeepEntriesUntilDurable: deleting, renaming or moving
+// a record must not drop it from the name, source and publication indexes
+// readers use before the change is durable; the writer's lookups see the
+// change at once. After the commit readers and writer agree.
+func TestReaderIndexesKeepEntriesUntilDurable(t *testing.T) {
+	// Every case starts from volumes vA (name na) and vB (nb), snapshot s1
+	// (name sa) of vA, and vA published to node-1.
+	setup := func(tx *Tx) {
+		tx.PutVolume(vol("vA", "na", "z", 10))
+		tx.PutVolume(vol("vB", "nb", "z", 10))
+		tx.PutSnapshot(snap("s1", "sa", "vA", "z"))
+		tx.PutPublication(&Publication{VolumeID: "vA", NodeID: "node-1"})
+	}
+	// Lookups by key; both views have the keys in shared, the reader also
+	// the reader-only ones and the writer the writer-only ones.
+	shared := map[string]string{
+		"Volume(vA)":          "vA",
+		"VolumeByName(na)":    "vA",
+		"VolumeByName(na2)":   "-",
+		"Snapshot(s1)":        "s1",
+		"SnapshotByName(sa)":  "s1",
+		"SnapshotByName(sa2)": "-",
+	}
+	readerOnly := map[string]string{
+		"ListSnapshots(source vA)": "[s1]",
+		"ListSnapshots(source vB)": "[]",
+		"PublishedNodes(vA)":       "[node-1]",
+	}
+	writerOnly := map[string]string{
+		"HasSnapshots(vA)":         "true",
+		"HasSnapshots(vB)":         "false",
+		"IsPublished(vA)":          "true",
+		"PublishedVolumes(node-1)": "1",
+	}
+	want := func(only, changes map[string]string) map[string]string {
+		out := map[string]string{}
+		for _, m := range []map[string]string{shared, only} {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		for k, v := range changes {
+			if _, ok := out[k]; ok {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	volID := func(v *Volume) string { return v.ID }
+	snapID := func(v *Snapshot) string { return v.ID }
+	readerView := func(s *Store) map[string]string {
+		listed := func(source string) string {
+			got, _ := s.ListSnapshots("", 0, source)
+			return fmt.Sprint(snapshotIDs(got))
+		}
+		return map[string]string{
+			"Volume(vA)":               orDash(s.Volume("vA"), volID),
+			"VolumeByName(na)":         orDash(s.VolumeByName("na"), volID),
+			"VolumeByName(na2)":        orDash(s.VolumeByName("na2"), volID),
+			"Snapshot(s1)":             orDash(s.Snapshot("s1"), snapID),
+			"SnapshotByName(sa)":       orDash(s.SnapshotByName("sa"), snapID),
+			"SnapshotByName(sa2)":      orDash(s.SnapshotByName("sa2"), snapID),
+			"ListSnapshots(source vA)": listed("vA"),
+			"ListSnapshots(source vB)": listed("vB"),
+			"PublishedNodes(vA)":       fmt.Sprint(sorted(s.PublishedNodes("vA"))),
+		}
+	}
+	writerView := func(s *Store) map[string]string {
+		var out map[string]string
+		s.View(func(tx *Tx) {
+			out = map[string]string{
+				"Volume(vA)":               orDash(tx.Volume("vA"), volID),
+				"VolumeByName(na)":         orDash(tx.VolumeByName("na"), volID),
+				"VolumeByName(na2)":        orDash(tx.VolumeByName("na2"), volID),
+				"Snapshot(s1)":             orDash(tx.Snapshot("s1"), snapID),
+				"SnapshotByName(sa)":       orDash(tx.SnapshotByName("sa"), snapID),
+				"SnapshotByName(sa2)":      orDash(tx.SnapshotByName("sa2"), snapID),
+				"HasSnapshots(vA)":         fmt.Sprint(tx.HasSnapshots("vA")),
+				"HasSnapshots(vB)":         fmt.Sprint(tx.HasSnapshots("vB")),
+				"IsPublished(vA)":          fmt.Sprint(tx.IsPublished("vA")),
+				"PublishedVolumes(node-1)": fmt.Sprint(tx.PublishedVolumes("node-1")),
+			}
+		})
+		return out
+	}
+
+	deleteVolume := func(tx *Tx) { tx.DeleteVolume("vA") }
+	deleteSnapshot := func(tx *Tx) { tx.DeleteSnapshot("s1") }
+	deletePublication := func(tx *Tx) { tx.DeletePublication("vA", "node-1") }
+	renameVolume := func(name string) func(tx *Tx) {
+		return func(tx *Tx) { tx.PutVolume(vol("vA", name, "z", 10)) }
+	}
+	putSnapshot := func(name, source string) func(tx *Tx) {
+		return func(tx *Tx) { tx.PutSnapshot(snap("s1", name, source, "z")) }
+	}
+	volumeGone := map[string]string{"Volume(vA)": "-", "VolumeByName(na)": "-"}
+	snapshotGone := map[string]string{
+		"Snapshot(s1)": "-", "SnapshotByName(sa)": "-",
+		"ListSnapshots(source vA)": "[]", "HasSnapshots(vA)": "false",
+	}
+	publicationGone := map[string]string{
+		"PublishedNodes(vA)": "[]", "IsPublished(vA)": "false", "PublishedVolumes(node-1)": "0",
+	}
+	merge := func(ms ...map[string]string) map[string]string {
+		out := map[string]string{}
+		for _, m := range ms {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+
+	tests := []struct {
+		name    string
+		updates []func(tx *Tx) // queued behind one blocked commit
+		changes map[string]string
+	}{
+		{"volume deleted", []func(*Tx){deleteVolume}, volumeGone},
+		{"snapshot deleted", []func(*Tx){deleteSnapshot}, snapshotGone},
+		{"publication deleted", []func(*Tx){deletePublication}, publicationGone},
+		{"all three deleted in one update",
+			[]func(*Tx){func(tx *Tx) { deletePublication(tx); deleteSnapshot(tx); deleteVolume(tx) }},
+			merge(volumeGone, snapshotGone, publicationGone)},
+		{"all three deleted in three updates",
+			[]func(*Tx){deletePublication, deleteSnapshot, deleteVolume},
+			merge(volumeGone, snapshotGone, publicationGone)},
+		{"volume renamed by replacement", []func(*Tx){renameVolume("na2")},
+			map[string]string{"VolumeByName(na)": "-", "VolumeByName(na2)": "vA"}},
+		{"volume renamed then deleted", []func(*Tx){renameVolume("na2"), deleteVolume},
+			volumeGone},
+		{"volume renamed and renamed back", []func(*Tx){renameVolume("na2"), renameVolume("na")},
+			nil},
+		{"snapshot renamed by replacement", []func(*Tx){putSnapshot("sa2", "vA")},
+			map[string]string{"SnapshotByName(sa)": "-", "SnapshotByName(sa2)": "s1"}},
+		{"snapshot moved to another source", []func(*Tx){putSnapshot("sa", "vB")},
+			map[string]string{
+				"ListSnapshots(source vA)": "[]", "ListSnapshots(source vB)": "[s1]",
+				"HasSnapshots(vA)": "false", "HasSnapshots(vB)": "true",
+			}},
+		{"snapshot moved away and back", []func(*Tx){putSnapshot("sa", "vB"), putSnapshot("sa", "vA")},
+			nil},
+		{"snapshot moved then deleted", []func(*Tx){putSnapshot("sa", "vB"), deleteSnapshot},
+			snapshotGone},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			mustUpdate(t, s, setup)
+			durableReader := want(readerOnly, nil)
+			finalReader := want(readerOnly, tc.changes)
+			finalWriter := want(writerOnly, tc.changes)
+			if d := diffViews(readerView(s), durableReader); d != "" {
+				t.Fatalf("readers before the updates:\n%s", d)
+			}
+
+			commit := queueBehindCommit(t, s, tc.updates...)
+			if d := diffViews(readerView(s), durableReader); d != "" {
+				t.Errorf("readers while the change commits, want the durable state:\n%s", d)
+			}
+			if d := diffViews(writerView(s), finalWriter); d != "" {
+				t.Errorf("writer while the change commits, want the change:\n%s", d)
+			}
+
+			commit()
+			if d := diffViews(readerView(s), finalReader); d != "" {
+				t.Errorf("readers after the commit:\n%s", d)
+			}
+			if d := diffViews(writerView(s), finalWriter); d != "" {
+				t.Errorf("writer after the commit:\n%s", d)
+			}
+			// A later commit reaps nothing readers still need.
+			mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("other", "other", "y", 1)) })
+			mustUpdate(t, s, func(tx *Tx) { tx.DeleteVolume("other") })
+			if d := diffViews(readerView(s), finalReader); d != "" {
+				t.Errorf("readers after a later commit:\n%s", d)
+			}
+
+			s = reopen(t, s, dir)
+			if d := diffViews(readerView(s), finalReader); d != "" {
+				t.Errorf("readers after reopen:\n%s", d)
+			}
+			if d := diffViews(writerView(s), finalWriter); d != "" {
+				t.Errorf("writer after reopen:\n%s", d)
+			}
 		})
 	}
 }

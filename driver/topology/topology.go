@@ -238,7 +238,10 @@ func (z Zone) validate(field, region string) (ZoneInfo, error) {
 		if err != nil || q.Sign() < 0 {
 			return info, fmt.Errorf("%s.capacity: %q is not a non-negative quantity such as 100Gi", field, z.Capacity)
 		}
-		if q.Cmp(*resource.NewQuantity(math.MaxInt64, resource.BinarySI)) > 0 {
+		// ParseQuantity caps binary-suffixed values at MaxInt64, so "9Ei"
+		// arrives as exactly MaxInt64: no binary multiple equals it.
+		maxBytes := *resource.NewQuantity(math.MaxInt64, resource.BinarySI)
+		if c := q.Cmp(maxBytes); c > 0 || c == 0 && q.Format == resource.BinarySI {
 			return info, fmt.Errorf("%s.capacity: %q is more bytes than fit in 64 bits", field, z.Capacity)
 		}
 		info.CapacityBytes = q.Value()

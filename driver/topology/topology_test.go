@@ -469,3 +469,215 @@ func TestValidateFileStruct(t *testing.T) {
 		t.Errorf("Node(n) = %+v", n)
 	}
 }
+
+// TestParseCapacityLimits: a capacity must fit in an int64 of bytes;
+// larger ones are rejected rather than wrapped or saturated.
+func TestParseCapacityLimits(t *testing.T) {
+	const maxInt64 = int64(1<<63 - 1)
+	tests := []struct {
+		capacity string
+		want     int64  // when wantErr is ""
+		wantErr  string // substring of the error
+	}{
+		{"9223372036854775807", maxInt64, ""},
+		{"7Ei", 7 << 60, ""},
+		{"8191Pi", 8191 << 50, ""},
+		{"9.2E18", 9_200_000_000_000_000_000, ""},
+		{"1.5", 2, ""}, // rounded up to a whole byte
+		{"0.001", 1, ""},
+		{"1e30", 0, `regions[0].zones[1].capacity: "1e30" is more bytes than fit in 64 bits`},
+		{"9223372036854775808", 0, `regions[0].zones[1].capacity: "9223372036854775808" is more bytes than fit in 64 bits`},
+		{"9223372036854775807.5", 0, `regions[0].zones[1].capacity: "9223372036854775807.5" is more bytes than fit in 64 bits`},
+		{"8Ei", 0, `regions[0].zones[1].capacity: "8Ei" is more bytes than fit in 64 bits`},
+		{"9Ei", 0, `regions[0].zones[1].capacity: "9Ei" is more bytes than fit in 64 bits`},
+		{"9.3E", 0, `regions[0].zones[1].capacity: "9.3E" is more bytes than fit in 64 bits`},
+		{"8192Pi", 0, `regions[0].zones[1].capacity: "8192Pi" is more bytes than fit in 64 bits`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.capacity, func(t *testing.T) {
+			doc := "regions:\n- name: east\n  zones:\n  - name: a\n  - name: b\n    capacity: \"" + tc.capacity + "\"\n"
+			topo, err := topology.Parse([]byte(doc))
+			if tc.wantErr != "" {
+				if err == nil {
+					t.Fatalf("Parse accepted capacity %q as %d bytes, want error containing %q", tc.capacity, topo.Zones[1].CapacityBytes, tc.wantErr)
+				}
+				if !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("Parse error %q does not contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse rejected capacity %q: %v", tc.capacity, err)
+			}
+			if got := topo.Zones[1].CapacityBytes; got != tc.want {
+				t.Errorf("capacity %q = %d bytes, want %d", tc.capacity, got, tc.want)
+			}
+			// File.Validate, used by code building a File, agrees.
+			f := topology.File{Regions: []topology.Region{{Name: "east", Zones: []topology.Zone{{Name: "a"}, {Name: "b", Capacity: tc.capacity}}}}}
+			if topo2, err := f.Validate(); err != nil || topo2.Zones[1].CapacityBytes != tc.want {
+				t.Errorf("File.Validate with capacity %q = %v, %v; want %d bytes", tc.capacity, topo2, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseKeys: the three topology keys must be distinct, valid label
+// keys; overrides are used for segments both ways.
+func TestParseKeys(t *testing.T) {
+	const regions = `
+regions:
+- name: east
+  zones:
+  - name: a
+    racks: [r1]
+  - name: b
+nodes:
+- id: n1
+  zone: east/a
+  rack: r1
+`
+	tests := []struct {
+		name    string
+		keys    string // the keys: block
+		want    topology.Keys
+		wantErr string
+	}{
+		{"defaults", ``,
+			topology.Keys{Region: topology.DefaultRegionKey, Zone: topology.DefaultZoneKey, Rack: topology.DefaultRackKey}, ""},
+		{"all overridden", "keys: {region: example.com/region, zone: example.com/zone, rack: example.com/rack}",
+			topology.Keys{Region: "example.com/region", Zone: "example.com/zone", Rack: "example.com/rack"}, ""},
+		{"unprefixed keys", "keys: {region: region, zone: zone, rack: rack}",
+			topology.Keys{Region: "region", Zone: "zone", Rack: "rack"}, ""},
+		{"zone takes the default rack key while rack is overridden",
+			"keys: {zone: " + topology.DefaultRackKey + ", rack: example.com/rack}",
+			topology.Keys{Region: topology.DefaultRegionKey, Zone: topology.DefaultRackKey, Rack: "example.com/rack"}, ""},
+		{"region and rack swap defaults",
+			"keys: {region: " + topology.DefaultRackKey + ", rack: " + topology.DefaultRegionKey + "}",
+			topology.Keys{Region: topology.DefaultRackKey, Zone: topology.DefaultZoneKey, Rack: topology.DefaultRegionKey}, ""},
+
+		{"region equals zone", "keys: {region: example.com/z, zone: example.com/z}",
+			topology.Keys{}, `keys.zone: "example.com/z" is already keys.region`},
+		{"all three equal", "keys: {region: example.com/k, zone: example.com/k, rack: example.com/k}",
+			topology.Keys{}, `keys.zone: "example.com/k" is already keys.region`},
+		{"zone overridden to the default region key", "keys: {zone: " + topology.DefaultRegionKey + "}",
+			topology.Keys{}, `keys.zone: "topology.kubernetes.io/region" is already keys.region`},
+		{"zone overridden to the default rack key, rack left default", "keys: {zone: " + topology.DefaultRackKey + "}",
+			topology.Keys{}, `keys.rack: "zonepath.csi.dev/rack" is already keys.zone`},
+		{"rack overridden to the default zone key", "keys: {rack: " + topology.DefaultZoneKey + "}",
+			topology.Keys{}, `keys.rack: "topology.kubernetes.io/zone" is already keys.zone`},
+		{"rack overridden to the overridden region key", "keys: {region: example.com/r, rack: example.com/r}",
+			topology.Keys{}, `keys.rack: "example.com/r" is already keys.region`},
+		{"key with spaces", `keys: {region: "Not A Key"}`,
+			topology.Keys{}, `keys.region: "Not A Key" is not a label key`},
+		{"key with empty name", `keys: {zone: "example.com/"}`,
+			topology.Keys{}, `keys.zone: "example.com/" is not a label key`},
+		{"key with two slashes", `keys: {rack: "a/b/c"}`,
+			topology.Keys{}, `keys.rack: "a/b/c" is not a label key`},
+		{"key with a bad prefix", `keys: {rack: "Example_Com/rack"}`,
+			topology.Keys{}, `keys.rack: "Example_Com/rack" is not a label key`},
+		{"key name too long", "keys: {region: example.com/" + strings.Repeat("r", 64) + "}",
+			topology.Keys{}, `keys.region: "example.com/` + strings.Repeat("r", 64) + `" is not a label key`},
+		{"invalid key reported before a duplicate", `keys: {region: "-r", zone: "-r"}`,
+			topology.Keys{}, `keys.region: "-r" is not a label key`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topo, err := topology.Parse([]byte(tc.keys + "\n" + regions))
+			if tc.wantErr != "" {
+				if err == nil {
+					t.Fatalf("Parse accepted keys %+v, want error containing %q", topo.Keys, tc.wantErr)
+				}
+				if !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("Parse error %q does not contain %q", err, tc.wantErr)
+				}
+				if topo != nil {
+					t.Errorf("Parse returned a topology with error %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if topo.Keys != tc.want {
+				t.Fatalf("Keys = %+v, want %+v", topo.Keys, tc.want)
+			}
+			k := tc.want
+			// Each zone's segment uses the keys and selects that zone alone.
+			for i, want := range []map[string]string{{k.Region: "east", k.Zone: "a"}, {k.Region: "east", k.Zone: "b"}} {
+				got := topo.Segment(i)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("Segment(%d) = %v, want %v", i, got, want)
+				}
+				if zones, err := topo.Select(got); err != nil || !reflect.DeepEqual(zones, []int{i}) {
+					t.Errorf("Select(Segment(%d)) = %v, %v; want [%d]", i, zones, err, i)
+				}
+			}
+			// Each key selects by its own field.
+			for _, sel := range []struct {
+				seg  map[string]string
+				want []int
+			}{
+				{map[string]string{k.Region: "east"}, []int{0, 1}},
+				{map[string]string{k.Zone: "b"}, []int{1}},
+				{map[string]string{k.Rack: "r1"}, []int{0}},
+			} {
+				if zones, err := topo.Select(sel.seg); err != nil || !reflect.DeepEqual(zones, sel.want) {
+					t.Errorf("Select(%v) = %v, %v; want %v", sel.seg, zones, err, sel.want)
+				}
+			}
+			// A node's segment resolves back to its zone and rack.
+			n, ok := topo.Node("n1")
+			if !ok {
+				t.Fatalf("Node(n1) not found")
+			}
+			nodeSeg, err := topo.NodeSegment(n.Zone, n.Rack)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]string{k.Region: "east", k.Zone: "a", k.Rack: "r1"}; !reflect.DeepEqual(nodeSeg, want) {
+				t.Errorf("NodeSegment(n1) = %v, want %v", nodeSeg, want)
+			}
+			if zone, rack, err := topo.FindSegment(nodeSeg); err != nil || zone != 0 || rack != "r1" {
+				t.Errorf("FindSegment(%v) = %d, %q, %v; want 0, r1", nodeSeg, zone, rack, err)
+			}
+			// A key the topology does not use is refused.
+			for _, other := range []string{topology.DefaultRegionKey, topology.DefaultZoneKey, topology.DefaultRackKey, "example.com/other"} {
+				if other == k.Region || other == k.Zone || other == k.Rack {
+					continue
+				}
+				if _, err := topo.Select(map[string]string{other: "east"}); err == nil || !strings.Contains(err.Error(), "unknown topology key") {
+					t.Errorf("Select with unused key %q: err = %v, want unknown topology key", other, err)
+				}
+			}
+			// File.Validate, used by code building a File, agrees.
+			f := topology.File{Keys: tc.want, Regions: []topology.Region{{Name: "east", Zones: []topology.Zone{{Name: "a"}}}}}
+			if got, err := f.Validate(); err != nil || got.Keys != tc.want {
+				t.Errorf("File.Validate with keys %+v = %v; want them accepted", tc.want, err)
+			}
+		})
+	}
+}
+
+// TestValidateFileKeys: File.Validate refuses duplicate or invalid keys
+// built in code, not only in a parsed file.
+func TestValidateFileKeys(t *testing.T) {
+	regions := []topology.Region{{Name: "east", Zones: []topology.Zone{{Name: "a"}}}}
+	tests := []struct {
+		keys    topology.Keys
+		wantErr string
+	}{
+		{topology.Keys{Region: "x", Zone: "x"}, `keys.zone: "x" is already keys.region`},
+		{topology.Keys{Zone: "y", Rack: "y"}, `keys.rack: "y" is already keys.zone`},
+		{topology.Keys{Rack: topology.DefaultRegionKey}, `keys.rack: "topology.kubernetes.io/region" is already keys.region`},
+		{topology.Keys{Zone: "Not A Key"}, `keys.zone: "Not A Key" is not a label key`},
+		{topology.Keys{Rack: "rack!"}, `keys.rack: "rack!" is not a label key`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.wantErr, func(t *testing.T) {
+			topo, err := topology.File{Keys: tc.keys, Regions: regions}.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Validate with keys %+v = %v, %v; want error containing %q", tc.keys, topo, err, tc.wantErr)
+			}
+		})
+	}
+}
