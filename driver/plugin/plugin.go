@@ -76,6 +76,7 @@ type Plugin struct {
 	data    *dataDir
 	mounter mounter
 	nodes   *nodeDirectory
+	entries *entryCache
 }
 
 // New opens the state and checks the configuration.
@@ -107,7 +108,7 @@ func New(cfg Config) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m}
+	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m, entries: newEntryCache()}
 	p.nodes = newNodeDirectory(p)
 	return p, nil
 }

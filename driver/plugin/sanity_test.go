@@ -1,7 +1,6 @@
 package plugin_test
 
 import (
-	"context"
 	"net"
 	"path/filepath"
 	"testing"
@@ -40,7 +39,7 @@ func TestSanity(t *testing.T) {
 }
 
 // startDriver serves a plugin on a fresh unix socket until the test ends.
-func startDriver(t *testing.T, cfg plugin.Config) string {
+func startDriver(t testing.TB, cfg plugin.Config) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg.StateDir = filepath.Join(dir, "state")
@@ -61,6 +60,5 @@ func startDriver(t *testing.T, cfg plugin.Config) string {
 		srv.Stop()
 		p.Close()
 	})
-	_ = context.Background
 	return cfg.Endpoint
 }

@@ -303,6 +303,7 @@ func (p *Plugin) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 	if err != nil {
 		return nil, err
 	}
+	p.entries.forget(id)
 	if err := p.data.deleteSnapshot(id); err != nil {
 		return nil, status.Errorf(codes.Internal, "deleting data of snapshot %s: %v", id, err)
 	}
@@ -330,14 +331,10 @@ func (p *Plugin) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsReques
 		return nil, err
 	}
 	snaps, next := p.store.ListSnapshots(from, int(req.GetMaxEntries()), req.GetSourceVolumeId())
-	resp := &csi.ListSnapshotsResponse{Entries: make([]*csi.ListSnapshotsResponse_Entry, 0, len(snaps))}
-	for _, s := range snaps {
-		resp.Entries = append(resp.Entries, &csi.ListSnapshotsResponse_Entry{Snapshot: p.csiSnapshot(s)})
-	}
 	if next != "" {
-		resp.NextToken = encodeToken(next)
+		next = encodeToken(next)
 	}
-	return resp, nil
+	return p.entries.listResponse(snaps, next, p.csiSnapshot), nil
 }
 
 // GetSnapshot implements csi.ControllerServer.

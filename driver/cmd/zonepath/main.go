@@ -60,6 +60,7 @@ func main() {
 		fmt.Println(plugin.DefaultName, version)
 		return
 	}
+	plugin.ApplyRuntimeDefaults()
 	if err := run(o); err != nil {
 		klog.ErrorS(err, "zonepath failed")
 		klog.Flush()
