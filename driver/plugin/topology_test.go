@@ -334,3 +334,29 @@ func TestWithinRequisiteCanFail(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGetCapacityPerTopology: GetCapacity reports the free bytes of the
+// zones accessible_topology selects (CSI: GetCapacityRequest
+// accessible_topology), and a created volume is taken off them.
+func TestGetCapacityPerTopology(t *testing.T) {
+	c := newClient(t, "")
+	ctx := context.Background()
+	capacity := func(seg *csi.Topology) int64 {
+		t.Helper()
+		resp, err := c.GetCapacity(ctx, &csi.GetCapacityRequest{AccessibleTopology: seg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetAvailableCapacity()
+	}
+	if got := capacity(zone("zone-c")); got != 2*gib {
+		t.Fatalf("zone-c capacity = %d, want %d", got, 2*gib)
+	}
+	c.mustCreateVolume(volumeRequest("capacity-1", gib, &csi.TopologyRequirement{Requisite: zones("zone-c")}))
+	if got := capacity(zone("zone-c")); got != gib {
+		t.Fatalf("zone-c capacity after a 1Gi volume = %d, want %d", got, gib)
+	}
+	if _, err := c.GetCapacity(ctx, &csi.GetCapacityRequest{AccessibleTopology: &csi.Topology{Segments: map[string]string{"example.com/x": "y"}}}); codeOf(err) != codes.InvalidArgument {
+		t.Fatalf("GetCapacity with an unknown key: %v, want InvalidArgument", err)
+	}
+}
