@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -273,9 +272,4 @@ func copySparse(src string, dst *os.File) error {
 		off = hole
 	}
 	return dst.Truncate(st.Size())
-}
-
-// isNotExist reports a missing path in an error chain.
-func isNotExist(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || strings.Contains(fmt.Sprint(err), "no such file")
 }

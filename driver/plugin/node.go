@@ -48,7 +48,7 @@ func (p *Plugin) checkPath(field, path string) error {
 	switch {
 	case path == "":
 		return status.Errorf(codes.InvalidArgument, "%s is required", field)
-	case !filepath.IsAbs(path) || filepath.Clean(path) != strings.TrimSuffix(path, "/") && filepath.Clean(path) != path:
+	case !filepath.IsAbs(path) || filepath.Clean(strings.TrimSuffix(path, "/")) != strings.TrimSuffix(path, "/"):
 		return status.Errorf(codes.InvalidArgument, "%s %q must be an absolute, clean path", field, truncate(path))
 	}
 	for _, own := range []string{p.cfg.StateDir, p.cfg.DataDir} {

@@ -139,6 +139,11 @@ func TestBadInput(t *testing.T) {
 			_, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "bad-7", SourceVolumeId: vol.GetVolumeId(), Parameters: map[string]string{plugin.DefaultName + "/copies": "2"}})
 			return err
 		}, codes.InvalidArgument, "unknown parameter"},
+		{"unclean target path", func() error {
+			_, err := c.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: vol.GetVolumeId(), TargetPath: "/tmp/../etc/x",
+				VolumeCapability: volumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
+			return err
+		}, codes.InvalidArgument, "absolute, clean"},
 		{"stats for a path the volume is not mounted at", func() error {
 			_, err := c.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: vol.GetVolumeId(), VolumePath: "/nonexistent"})
 			return err
