@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"k8s.io/klog/v2"
@@ -87,7 +89,7 @@ func (r *rule) pathError(ctx context.Context, p fieldPath, err error) error {
 
 // lookup resolves a path against a message type. Every element but the
 // last must be a singular message field; the last may be anything, so a
-// repeated or map field can only be cleared as a whole.
+// repeated or map field can only be cleared or set as a whole.
 func lookup(md protoreflect.MessageDescriptor, p fieldPath) ([]protoreflect.FieldDescriptor, error) {
 	fds := make([]protoreflect.FieldDescriptor, len(p.names))
 	for i, name := range p.names {
@@ -125,31 +127,85 @@ func clearPath(m protoreflect.Message, p fieldPath) error {
 	return nil
 }
 
-func setPath(m protoreflect.Message, p fieldPath, raw string) error {
+func setPath(m protoreflect.Message, p fieldPath, val Value) error {
 	fds, err := lookup(m.Descriptor(), p)
 	if err != nil {
 		return err
 	}
 	last := len(fds) - 1
-	v, err := parseScalar(fds[last], raw)
-	if err != nil {
-		return err
-	}
 	for _, fd := range fds[:last] {
 		m = m.Mutable(fd).Message()
 	}
-	m.Set(fds[last], v)
+	fd := fds[last]
+	if fd.IsList() || fd.IsMap() || fd.Message() != nil {
+		return setJSON(m, fd, val.Text)
+	}
+	v, err := parseScalar(fd, val)
+	if err != nil {
+		return err
+	}
+	m.Set(fd, v)
 	return nil
 }
 
-// parseScalar converts the text of a set value to the kind of fd.
-func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value, error) {
-	if fd.IsList() || fd.IsMap() || fd.Message() != nil {
-		return protoreflect.Value{}, fmt.Errorf("%s is not a scalar field", fd.FullName())
-	}
-	v, err := parseKind(fd, s)
+// setJSON sets a message, repeated or map field of m from the field's value
+// in protojson form. protojson only decodes whole messages, so the value is
+// wrapped as {"<json name>": text}, decoded into a fresh message of m's type
+// and the one field is copied over. Unknown fields are errors, so a typo in
+// the value fails instead of silently setting less than intended.
+func setJSON(m protoreflect.Message, fd protoreflect.FieldDescriptor, text string) error {
+	name, err := json.Marshal(fd.JSONName())
 	if err != nil {
-		return protoreflect.Value{}, fmt.Errorf("value %q for %s (%s): %w", s, fd.FullName(), fd.Kind(), err)
+		return err
+	}
+	tmp := m.Type().New()
+	doc := fmt.Sprintf("{%s: %s}", name, text)
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: false}).Unmarshal([]byte(doc), tmp.Interface()); err != nil {
+		// The error's line:column count from the start of the wrapper.
+		return fmt.Errorf("value %s for %s (%s), decoded as {%s: value}: %w", text, fd.FullName(), typeName(fd), name, err)
+	}
+	if !json.Valid([]byte(text)) {
+		// Text such as `[], "other": 1` decodes once wrapped, but it is not
+		// one JSON value and must not reach other fields.
+		return fmt.Errorf("value %s for %s (%s): not a single JSON value", text, fd.FullName(), typeName(fd))
+	}
+	if !tmp.Has(fd) {
+		m.Clear(fd) // [], {} for a map, or null
+		return nil
+	}
+	m.Set(fd, tmp.Get(fd))
+	return nil
+}
+
+// typeName describes the type of fd for error messages.
+func typeName(fd protoreflect.FieldDescriptor) string {
+	switch {
+	case fd.IsMap():
+		return fmt.Sprintf("map<%s, %s>", typeName(fd.MapKey()), typeName(fd.MapValue()))
+	case fd.IsList():
+		return "repeated " + elemName(fd)
+	}
+	return elemName(fd)
+}
+
+func elemName(fd protoreflect.FieldDescriptor) string {
+	switch {
+	case fd.Message() != nil:
+		return string(fd.Message().FullName())
+	case fd.Enum() != nil:
+		return string(fd.Enum().FullName())
+	}
+	return fd.Kind().String()
+}
+
+// parseScalar converts the text of a set value to the kind of fd.
+func parseScalar(fd protoreflect.FieldDescriptor, val Value) (protoreflect.Value, error) {
+	if val.Structured {
+		return protoreflect.Value{}, fmt.Errorf("value %s for %s (%s): a YAML list or map only fits a message, repeated or map field", val.Text, fd.FullName(), fd.Kind())
+	}
+	v, err := parseKind(fd, val.Text)
+	if err != nil {
+		return protoreflect.Value{}, fmt.Errorf("value %q for %s (%s): %w", val.Text, fd.FullName(), fd.Kind(), err)
 	}
 	return v, nil
 }

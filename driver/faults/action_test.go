@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 func snapshotResponse() *csi.CreateSnapshotResponse {
@@ -96,8 +98,10 @@ func TestDelay(t *testing.T) {
 }
 
 func TestMutate(t *testing.T) {
+	region2ZoneD := []*csi.Topology{{Segments: map[string]string{"topology.kubernetes.io/region": "region-2", "topology.kubernetes.io/zone": "zone-d"}}}
 	tests := []struct {
 		name    string
+		method  string // default createSnapshot
 		action  string
 		handler *fakeHandler
 		want    proto.Message // nil: want an error with wantErr
@@ -156,10 +160,135 @@ func TestMutate(t *testing.T) {
 			wantErr: `csi.v1.Snapshot.accessible_topology is not a singular message field`,
 		},
 		{
-			name:    "set on message field",
+			name: "set repeated message field from JSON string",
+			action: `mutate:
+  set:
+    snapshot.accessible_topology: '[{"segments": {"topology.kubernetes.io/region": "region-2", "topology.kubernetes.io/zone": "zone-d"}}]'`,
+			handler: &fakeHandler{resp: snapshotResponse()},
+			want: &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{
+				SnapshotId: "snap-1", SourceVolumeId: "vol-1", SizeBytes: 100, ReadyToUse: true, AccessibleTopology: region2ZoneD,
+			}},
+		},
+		{
+			name: "set repeated message field from native YAML",
+			action: `mutate:
+  set:
+    snapshot.accessible_topology:
+    - segments:
+        topology.kubernetes.io/region: region-2
+        topology.kubernetes.io/zone: zone-d`,
+			handler: &fakeHandler{resp: snapshotResponse()},
+			want: &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{
+				SnapshotId: "snap-1", SourceVolumeId: "vol-1", SizeBytes: 100, ReadyToUse: true, AccessibleTopology: region2ZoneD,
+			}},
+		},
+		{
+			name:    "set empty list clears",
+			action:  `mutate: {set: {snapshot.accessible_topology: '[]'}}`,
+			handler: &fakeHandler{resp: snapshotResponse()},
+			want: &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{
+				SnapshotId: "snap-1", SourceVolumeId: "vol-1", SizeBytes: 100, ReadyToUse: true,
+			}},
+		},
+		{
+			name:    "set well-known message type",
+			action:  `mutate: {set: {snapshot.creation_time: '"2024-01-02T03:04:05Z"'}}`,
+			handler: &fakeHandler{resp: &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{SnapshotId: "snap-1"}}},
+			want: &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{
+				SnapshotId: "snap-1", CreationTime: &timestamppb.Timestamp{Seconds: 1704164645},
+			}},
+		},
+		{
+			name:    "set volume topology",
+			method:  createVolume,
+			action:  `mutate: {set: {volume.accessible_topology: '[{"segments": {"zone": "d"}}, {"segments": {"zone": "e"}}]'}}`,
+			handler: &fakeHandler{resp: &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: "vol-1", AccessibleTopology: topo(zone("b"))}}},
+			want:    &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: "vol-1", AccessibleTopology: topo(zone("d"), zone("e"))}},
+		},
+		{
+			name:    "set creates intermediate message for repeated field",
+			method:  createVolume,
+			action:  `mutate: {set: {volume.accessible_topology: '[{"segments": {"zone": "d"}}]'}}`,
+			handler: &fakeHandler{resp: &csi.CreateVolumeResponse{}},
+			want:    &csi.CreateVolumeResponse{Volume: &csi.Volume{AccessibleTopology: topo(zone("d"))}},
+		},
+		{
+			name:    "set map field replaces all entries",
+			method:  createVolume,
+			action:  `mutate: {set: {volume.volume_context: '{"a":"b"}'}}`,
+			handler: &fakeHandler{resp: &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: "vol-1", VolumeContext: map[string]string{"x": "y"}}}},
+			want:    &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: "vol-1", VolumeContext: map[string]string{"a": "b"}}},
+		},
+		{
+			name:    "set empty map clears",
+			method:  createVolume,
+			action:  `mutate: {set: {volume.volume_context: '{}'}}`,
+			handler: &fakeHandler{resp: &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: "vol-1", VolumeContext: map[string]string{"x": "y"}}}},
+			want:    &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: "vol-1"}},
+		},
+		{
+			name:    "set singular message field",
+			method:  nodeGetInfo,
+			action:  `mutate: {set: {accessible_topology: '{"segments": {"k": "v"}}'}}`,
+			handler: &fakeHandler{resp: &csi.NodeGetInfoResponse{NodeId: "n1", AccessibleTopology: &csi.Topology{Segments: zone("a")}}},
+			want:    &csi.NodeGetInfoResponse{NodeId: "n1", AccessibleTopology: &csi.Topology{Segments: map[string]string{"k": "v"}}},
+		},
+		{
+			name:    "set singular message field to null clears",
+			method:  nodeGetInfo,
+			action:  `mutate: {set: {accessible_topology: 'null'}}`,
+			handler: &fakeHandler{resp: &csi.NodeGetInfoResponse{NodeId: "n1", AccessibleTopology: &csi.Topology{Segments: zone("a")}}},
+			want:    &csi.NodeGetInfoResponse{NodeId: "n1"},
+		},
+		{
+			name:    "set scalar next to message field",
+			method:  nodeGetInfo,
+			action:  `mutate: {set: {max_volumes_per_node: 7}}`,
+			handler: &fakeHandler{resp: &csi.NodeGetInfoResponse{NodeId: "n1", AccessibleTopology: &csi.Topology{Segments: zone("a")}}},
+			want:    &csi.NodeGetInfoResponse{NodeId: "n1", MaxVolumesPerNode: 7, AccessibleTopology: &csi.Topology{Segments: zone("a")}},
+		},
+		{
+			name:    "set message field to invalid JSON",
+			action:  `mutate: {set: {snapshot.accessible_topology: '[{"segments": }]'}}`,
+			handler: &fakeHandler{resp: snapshotResponse()},
+			wantErr: `fault rule "r": mutate path "snapshot.accessible_topology": value [{"segments": }] for csi.v1.Snapshot.accessible_topology (repeated csi.v1.Topology), decoded as {"accessibleTopology": value}: proto`,
+		},
+		{
+			name:    "set message field to JSON of the wrong type",
+			action:  `mutate: {set: {snapshot.accessible_topology: '{"segments": {"zone": "d"}}'}}`,
+			handler: &fakeHandler{resp: snapshotResponse()},
+			wantErr: `fault rule "r": mutate path "snapshot.accessible_topology": value {"segments": {"zone": "d"}} for csi.v1.Snapshot.accessible_topology`,
+		},
+		{
+			name:    "set message field with unknown JSON field",
+			action:  `mutate: {set: {snapshot.accessible_topology: '[{"segment": {"zone": "d"}}]'}}`,
+			handler: &fakeHandler{resp: snapshotResponse()},
+			wantErr: `unknown field "segment"`,
+		},
+		{
+			name:    "set message field to more than one JSON value",
+			action:  `mutate: {set: {snapshot.accessible_topology: '[], "snapshotId": "x"'}}`,
+			handler: &fakeHandler{resp: snapshotResponse()},
+			wantErr: `mutate path "snapshot.accessible_topology": value [], "snapshotId": "x" for csi.v1.Snapshot.accessible_topology (repeated csi.v1.Topology): not a single JSON value`,
+		},
+		{
+			name:    "set map field to map of wrong value type",
+			method:  createVolume,
+			action:  `mutate: {set: {volume.volume_context: '{"a": 1}'}}`,
+			handler: &fakeHandler{resp: &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: "vol-1"}}},
+			wantErr: `mutate path "volume.volume_context": value {"a": 1} for csi.v1.Volume.volume_context (map<string, string>)`,
+		},
+		{
+			name:    "set message field to plain text",
 			action:  "mutate: {set: {snapshot: x}}",
 			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `csi.v1.CreateSnapshotResponse.snapshot is not a scalar field`,
+			wantErr: `mutate path "snapshot": value x for csi.v1.CreateSnapshotResponse.snapshot (csi.v1.Snapshot)`,
+		},
+		{
+			name:    "set scalar field from native YAML map",
+			action:  "mutate: {set: {snapshot.snapshot_id: {a: b}}}",
+			handler: &fakeHandler{resp: snapshotResponse()},
+			wantErr: `mutate path "snapshot.snapshot_id": value {"a":"b"} for csi.v1.Snapshot.snapshot_id (string): a YAML list or map only fits a message, repeated or map field`,
 		},
 		{
 			name:    "set value of wrong kind",
@@ -170,10 +299,11 @@ func TestMutate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			i, _ := newInjector(t, oneRule("rpc: CreateSnapshot", tt.action), nil)
+			method := cmp.Or(tt.method, createSnapshot)
+			i, _ := newInjector(t, oneRule("rpc: "+method, tt.action), nil)
 			original := proto.Clone(tt.handler.resp.(proto.Message))
 			ctx, logs := logContext(t)
-			resp, err := call(ctx, i, createSnapshot, nil, tt.handler)
+			resp, err := call(ctx, i, method, nil, tt.handler)
 			if tt.want != nil {
 				if err != nil || !proto.Equal(resp.(proto.Message), tt.want) {
 					t.Errorf("got %v, %v; want %v", resp, err, tt.want)
@@ -183,7 +313,7 @@ func TestMutate(t *testing.T) {
 				if resp != nil || st.Code() != codes.Internal || !strings.Contains(st.Message(), tt.wantErr) {
 					t.Errorf("got %v, %v; want Internal containing %q", resp, err, tt.wantErr)
 				}
-				_, err2 := call(ctx, i, createSnapshot, nil, tt.handler)
+				_, err2 := call(ctx, i, method, nil, tt.handler)
 				if status.Code(err2) != codes.Internal {
 					t.Errorf("second call: %v, want Internal again", err2)
 				}

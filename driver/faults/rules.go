@@ -74,31 +74,60 @@ type Action struct {
 type Mutate struct {
 	// Clear lists response field paths to clear.
 	Clear []string `json:"clear,omitempty"`
-	// Set maps response field paths to new scalar values.
-	Set map[string]Scalar `json:"set,omitempty"`
+	// Set maps response field paths to new values.
+	Set map[string]Value `json:"set,omitempty"`
 }
 
-// Scalar is a value for Mutate.Set. It accepts a YAML string, number or
-// bool so that `capacity_bytes: 1` works without quoting, and keeps the
-// literal text so that large integers are not rounded through float64.
-type Scalar string
+// Value is a value for Mutate.Set.
+//
+// A YAML string, number or bool is kept as its literal text, so that
+// `capacity_bytes: 1` works without quoting and large integers are not
+// rounded through float64. For a scalar field the text is parsed according
+// to the field's kind; for a message, repeated or map field it must be the
+// field's value in protojson form, e.g. '[{"segments": {"zone": "a"}}]'.
+//
+// A YAML list or map is kept as compact JSON text with Structured set. It
+// can only be given to a message, repeated or map field, which is checked
+// when the rule acts because only then is the response type known.
+type Value struct {
+	Text       string
+	Structured bool
+}
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (s *Scalar) UnmarshalJSON(b []byte) error {
+func (v *Value) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
 	text := string(b)
 	switch {
 	case strings.HasPrefix(text, `"`):
-		return json.Unmarshal(b, (*string)(s))
+		*v = Value{}
+		return json.Unmarshal(b, &v.Text)
 	case text == "true" || text == "false":
-		*s = Scalar(text)
+		*v = Value{Text: text}
+		return nil
+	case strings.HasPrefix(text, "[") || strings.HasPrefix(text, "{"):
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, b); err != nil {
+			return fmt.Errorf("set value: %w", err)
+		}
+		*v = Value{Text: buf.String(), Structured: true}
 		return nil
 	}
 	var n json.Number
 	if err := json.Unmarshal(b, &n); err != nil || n == "" {
-		return fmt.Errorf("set value must be a string, number or bool, got %s", text)
+		return fmt.Errorf("set value must be a string, number, bool, list or map, got %s", text)
 	}
-	*s = Scalar(n)
+	*v = Value{Text: string(n)}
 	return nil
+}
+
+// MarshalJSON implements json.Marshaler, so that a RuleSet can be written
+// back in the form it was read.
+func (v Value) MarshalJSON() ([]byte, error) {
+	if v.Structured {
+		return []byte(v.Text), nil
+	}
+	return json.Marshal(v.Text)
 }
 
 // rule is the validated, ready-to-evaluate form of a Rule.
@@ -129,7 +158,7 @@ type fieldPath struct {
 
 type setOp struct {
 	path  fieldPath
-	value string
+	value Value
 }
 
 // Parse decodes and validates a fault file. Unknown fields are rejected so
@@ -281,7 +310,7 @@ func (r *rule) compileMutate(m *Mutate) error {
 		if err != nil {
 			return fmt.Errorf("action.mutate.set[%q]: %w", text, err)
 		}
-		r.set = append(r.set, setOp{path: p, value: string(m.Set[text])})
+		r.set = append(r.set, setOp{path: p, value: m.Set[text]})
 	}
 	return nil
 }

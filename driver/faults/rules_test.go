@@ -52,8 +52,8 @@ func TestParseErrors(t *testing.T) {
 		{"empty mutate", oneRule(okMatch, "mutate: {}"), `action.mutate: clear or set is required`},
 		{"bad clear path", oneRule(okMatch, "mutate: {clear: [snapshot..accessible_topology]}"), `action.mutate.clear[0]: invalid field path "snapshot..accessible_topology"`},
 		{"bad set path", oneRule(okMatch, "mutate: {set: {'snapshot.1id': x}}"), `action.mutate.set["snapshot.1id"]: invalid field path`},
-		{"non-scalar set value", oneRule(okMatch, "mutate: {set: {snapshot.snapshot_id: {a: b}}}"), `set value must be a string, number or bool`},
-		{"null set value", oneRule(okMatch, "mutate: {set: {snapshot.snapshot_id: null}}"), `set value must be a string, number or bool`},
+		{"null set value", oneRule(okMatch, "mutate: {set: {snapshot.snapshot_id: null}}"), `set value must be a string, number, bool, list or map, got null`},
+		{"empty set value", oneRule(okMatch, "mutate: {set: {snapshot.snapshot_id: }}"), `set value must be a string, number, bool, list or map, got null`},
 		{"missing name", "rules:\n- {match: {rpc: Probe}, action: {code: Aborted}}", `rules[0] "": name: required`},
 		{"long name", fmt.Sprintf("rules:\n- {name: %s, match: {rpc: Probe}, action: {code: Aborted}}", strings.Repeat("n", MaxNameLength+1)), `name: longer than 128 characters`},
 		{"duplicate name", "rules:\n- {name: a, match: {rpc: Probe}, action: {code: Aborted}}\n- {name: a, match: {rpc: Probe}, action: {code: Aborted}}", `rules[1] "a": name: duplicate of rules[0]`},
@@ -97,9 +97,28 @@ func TestParseValid(t *testing.T) {
 		}},
 		{"set paths sorted and numbers kept literally", oneRule("rpc: CreateSnapshot", "mutate: {set: {snapshot.size_bytes: 9007199254740993, snapshot.ready_to_use: true, snapshot.snapshot_id: x}}"), func(t *testing.T, r *rule) {
 			got := fmt.Sprint(r.set)
-			want := "[{{snapshot.ready_to_use [snapshot ready_to_use]} true} {{snapshot.size_bytes [snapshot size_bytes]} 9007199254740993} {{snapshot.snapshot_id [snapshot snapshot_id]} x}]"
+			want := "[{{snapshot.ready_to_use [snapshot ready_to_use]} {true false}} {{snapshot.size_bytes [snapshot size_bytes]} {9007199254740993 false}} {{snapshot.snapshot_id [snapshot snapshot_id]} {x false}}]"
 			if got != want {
 				t.Errorf("set = %s, want %s", got, want)
+			}
+		}},
+		{"set values as JSON string and as native YAML", oneRule("rpc: CreateSnapshot", `mutate:
+  set:
+    snapshot.accessible_topology: '[{"segments": {"zone": "d"}}]'
+    snapshot.creation_time: '"2024-01-02T03:04:05Z"'
+    snapshot.source_volume_id: [a, {b: 9007199254740993}]`), func(t *testing.T, r *rule) {
+			want := []Value{
+				{Text: `[{"segments": {"zone": "d"}}]`},
+				{Text: `"2024-01-02T03:04:05Z"`},
+				{Text: `["a",{"b":9007199254740993}]`, Structured: true},
+			}
+			if len(r.set) != len(want) {
+				t.Fatalf("set = %v, want values %v", r.set, want)
+			}
+			for n, op := range r.set {
+				if op.value != want[n] {
+					t.Errorf("set[%d] %s = %+v, want %+v", n, op.path.text, op.value, want[n])
+				}
 			}
 		}},
 	}

@@ -19,6 +19,7 @@ const (
 	createVolume   = "/csi.v1.Controller/CreateVolume"
 	deleteVolume   = "/csi.v1.Controller/DeleteVolume"
 	nodeStage      = "/csi.v1.Node/NodeStageVolume"
+	nodeGetInfo    = "/csi.v1.Node/NodeGetInfo"
 	ctrlGetCaps    = "/csi.v1.Controller/ControllerGetCapabilities"
 )
 
