@@ -11,10 +11,13 @@ FUZZTIME   ?= 10s
 
 all: build
 
-build: $(BIN)/zonepath $(BIN)/csi-sanity
+build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity
 
 $(BIN)/zonepath: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./driver/cmd/zonepath
+
+$(BIN)/zonepath-sanity: FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./sanity/cmd/zonepath-sanity
 
 # The upstream csi-sanity command, built from the csi-test module pinned in go.mod.
 $(BIN)/csi-sanity: go.mod go.sum
@@ -32,7 +35,8 @@ unit:
 fuzz:
 	hack/fuzz.sh $(FUZZTIME)
 
-## sanity: upstream csi-sanity (binary) against bin/zonepath on a unix socket.
+## sanity: upstream csi-sanity, then zonepath-sanity (upstream suite plus the
+## extensions), then zonepath-sanity against the driver without snapshot topology.
 sanity: build
 	hack/sanity.sh
 

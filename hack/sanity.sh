@@ -1,33 +1,62 @@
 #!/usr/bin/env bash
-# Runs the upstream csi-sanity command against bin/zonepath on a unix
-# socket, the way a vendor runs it against their driver. JUnit and logs go
-# to _output/sanity/.
+# Runs the sanity suites against bin/zonepath on a unix socket, the way a
+# vendor runs them against their driver:
+#   1. upstream csi-sanity (csi-test v5.6.0), one broken test skipped;
+#   2. bin/zonepath-sanity: the upstream suite plus the zonepath extensions;
+#   3. bin/zonepath-sanity against the driver with
+#      SNAPSHOT_ACCESSIBILITY_CONSTRAINTS switched off: no failures, clear skips.
+# JUnit reports and driver logs go to _output/sanity/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$PWD/_output/sanity"
 work="$(mktemp -d /tmp/zonepath-sanity.XXXXXX)"
 mkdir -p "$out"
 driver_pid=""
-cleanup() {
+stop_driver() {
   if [[ -n "$driver_pid" ]]; then kill "$driver_pid" 2>/dev/null || true; wait "$driver_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
+  driver_pid=""
 }
-trap cleanup EXIT INT TERM
+trap 'stop_driver; rm -rf "$work"' EXIT INT TERM
 
 # The one upstream test skipped: it compares protobuf messages with gomega's
 # Equal, which fails for any driver returning accessible_topology. The
-# driver's own TestSnapshotAccessibilityRequirements covers it correctly.
+# zonepath extension "makes a snapshot usable only from requisite" covers it.
 skip="should succeed when creating a snapshot with accessibility requirements"
 
-echo "sanity: starting bin/zonepath on unix://$work/csi.sock"
-bin/zonepath --endpoint "unix://$work/csi.sock" --nodeid sanity-node --node-zone zone-a \
-  --state-dir "$work/state" --max-volumes-per-node 3 -v 2 >"$out/zonepath.log" 2>&1 &
-driver_pid=$!
-for _ in $(seq 100); do [[ -S "$work/csi.sock" ]] && break; sleep 0.1; done
-[[ -S "$work/csi.sock" ]] || { echo "sanity: driver did not start; see $out/zonepath.log"; cat "$out/zonepath.log"; exit 1; }
+# start_driver NAME [flags...]: a fresh bin/zonepath in sanity/testdata/world.yaml.
+start_driver() {
+  local name=$1; shift
+  rm -rf "$work/$name"; mkdir -p "$work/$name"
+  sock="$work/$name/csi.sock"
+  echo "sanity: starting bin/zonepath ($name) on unix://$sock"
+  bin/zonepath --endpoint "unix://$sock" --nodeid sanity-node --node-zone zone-a \
+    --state-dir "$work/$name/state" --topology-file sanity/testdata/world.yaml \
+    --max-volumes-per-node 3 -v 2 "$@" >"$out/zonepath-$name.log" 2>&1 &
+  driver_pid=$!
+  for _ in $(seq 100); do [[ -S "$sock" ]] && return 0; sleep 0.1; done
+  echo "sanity: driver did not start; its log:"; cat "$out/zonepath-$name.log"; exit 1
+}
 
-echo "sanity: bin/csi-sanity (csi-test v5.6.0), skipping: $skip"
-bin/csi-sanity --csi.endpoint "unix://$work/csi.sock" \
-  --csi.mountdir "$work/mnt" --csi.stagingdir "$work/staging" \
-  --csi.testnodevolumeattachlimit \
-  --ginkgo.skip "$skip" --ginkgo.junit-report "$out/junit.xml" --ginkgo.no-color
+paths() { echo --csi.mountdir "$work/$1/mnt" --csi.stagingdir "$work/$1/staging"; }
+
+start_driver upstream
+echo "sanity: [1/3] bin/csi-sanity (csi-test v5.6.0), skipping: $skip"
+# shellcheck disable=SC2046
+bin/csi-sanity --csi.endpoint "unix://$sock" $(paths upstream) --csi.testnodevolumeattachlimit \
+  --ginkgo.skip "$skip" --ginkgo.junit-report "$out/csi-sanity.xml" --ginkgo.no-color
+stop_driver
+
+start_driver zonepath
+echo "sanity: [2/3] bin/zonepath-sanity: upstream suite and zonepath extensions"
+# shellcheck disable=SC2046
+bin/zonepath-sanity --csi.endpoint "unix://$sock" $(paths zonepath) --csi.testnodevolumeattachlimit \
+  --zonepath.config sanity/testdata/zonepath.yaml --ginkgo.junit-report "$out/zonepath-sanity.xml" --ginkgo.no-color
+stop_driver
+
+start_driver no-snapshot-topology --disable-capabilities SNAPSHOT_ACCESSIBILITY_CONSTRAINTS
+echo "sanity: [3/3] bin/zonepath-sanity against a driver without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
+# shellcheck disable=SC2046
+bin/zonepath-sanity --csi.endpoint "unix://$sock" $(paths no-snapshot-topology) \
+  --zonepath.config sanity/testdata/zonepath.yaml --ginkgo.junit-report "$out/zonepath-sanity-no-snapshot-topology.xml" \
+  --zonepath.upstream=false --ginkgo.no-color | tee "$out/no-snapshot-topology.txt"
+stop_driver

@@ -69,7 +69,7 @@ func (t *Topology) FindSegment(labels map[string]string) (int, string, error) {
 	}
 	if len(zones) != 1 {
 		return -1, "", fmt.Errorf("labels %s select %d zones; a node must carry %s and %s of exactly one zone",
-			formatSegment(labels), len(zones), t.Keys.Region, t.Keys.Zone)
+			FormatSegment(labels), len(zones), t.Keys.Region, t.Keys.Zone)
 	}
 	return zones[0], labels[t.Keys.Rack], nil
 }
@@ -94,7 +94,7 @@ func (t *Topology) Select(seg map[string]string) ([]int, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("segment %s matches no zone of this driver", formatSegment(seg))
+		return nil, fmt.Errorf("segment %s matches no zone of this driver", FormatSegment(seg))
 	}
 	return out, nil
 }
@@ -210,8 +210,9 @@ func (t *Topology) selectAll(field string, segs []*csi.Topology) ([]int, error) 
 	return out, nil
 }
 
-// formatSegment renders a segment deterministically for messages.
-func formatSegment(seg map[string]string) string {
+// FormatSegment renders a segment deterministically for messages:
+// {key=value,...} in key order.
+func FormatSegment(seg map[string]string) string {
 	keys := make([]string, 0, len(seg))
 	for k := range seg {
 		keys = append(keys, k)
@@ -228,7 +229,7 @@ func formatSegment(seg map[string]string) string {
 func FormatSegments(segs []*csi.Topology) string {
 	parts := make([]string, len(segs))
 	for i, s := range segs {
-		parts[i] = formatSegment(s.GetSegments())
+		parts[i] = FormatSegment(s.GetSegments())
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }

@@ -1,0 +1,202 @@
+// Package sanity extends csi-sanity (github.com/kubernetes-csi/csi-test/v5/pkg/sanity)
+// with the rules CSI v1.13 adds for snapshot topology, RESOURCE_EXHAUSTED
+// and attach limits. Its tests register through sanity.DescribeSanity, so
+// blank-importing this package into a Ginkgo suite that calls
+// sanity.GinkgoTest runs them beside the upstream suite; bin/zonepath-sanity
+// does exactly that from the command line.
+//
+// Every test names the clause of the CSI spec it checks. A test that needs
+// an optional capability the driver does not advertise is skipped with a
+// message saying so: a correct driver without the feature never fails.
+package sanity
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/zonepath/zonepath/driver/topology"
+)
+
+// Config says what the driver under test can and cannot satisfy.
+type Config struct {
+	// Segments the driver can place snapshots and volumes in, best first.
+	// Empty: the node's own segment from NodeGetInfo. Tests that need two
+	// disjoint segments (preferred order, restore outside the snapshot's
+	// topology) skip with fewer.
+	Segments []map[string]string `json:"segments,omitempty"`
+	// ExhaustedSegment is a valid segment in which the driver runs out of
+	// room for snapshots. Empty: the RESOURCE_EXHAUSTED test skips.
+	ExhaustedSegment map[string]string `json:"exhaustedSegment,omitempty"`
+	// ExhaustAfter is how many snapshots ExhaustedSegment holds before it
+	// is exhausted. The test fills it, expects RESOURCE_EXHAUSTED, deletes
+	// one and expects the same request to succeed. 0: the segment is
+	// exhausted from the start and cannot be lifted by the test.
+	ExhaustAfter int `json:"exhaustAfter,omitempty"`
+	// IncompatibleRequirements is the code the driver documents for
+	// CreateSnapshot with an existing name and source but a requisite the
+	// existing snapshot lies outside of: "AlreadyExists" (default) or "OK".
+	IncompatibleRequirements string `json:"incompatibleRequirements,omitempty"`
+	// AttachLimit is the max_volumes_per_node NodeGetInfo must report;
+	// 0 accepts any positive value.
+	AttachLimit int64 `json:"attachLimit,omitempty"`
+}
+
+var (
+	mu      sync.RWMutex
+	current = Config{}
+)
+
+// SetConfig sets the configuration the tests read when they run.
+func SetConfig(c Config) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	current = c
+	return nil
+}
+
+func config() Config {
+	mu.RLock()
+	defer mu.RUnlock()
+	return current
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	for i, s := range c.Segments {
+		if len(s) == 0 {
+			return fmt.Errorf("segments[%d] is empty", i)
+		}
+	}
+	if c.ExhaustAfter < 0 || c.ExhaustAfter > 1000 {
+		return fmt.Errorf("exhaustAfter must be from 0 to 1000, got %d", c.ExhaustAfter)
+	}
+	if c.ExhaustAfter > 0 && len(c.ExhaustedSegment) == 0 {
+		return fmt.Errorf("exhaustAfter needs exhaustedSegment")
+	}
+	if _, err := c.incompatibleCode(); err != nil {
+		return err
+	}
+	if c.AttachLimit < 0 {
+		return fmt.Errorf("attachLimit must not be negative")
+	}
+	return nil
+}
+
+func (c Config) incompatibleCode() (codes.Code, error) {
+	switch c.IncompatibleRequirements {
+	case "", "AlreadyExists":
+		return codes.AlreadyExists, nil
+	case "OK":
+		return codes.OK, nil
+	}
+	return 0, fmt.Errorf("incompatibleRequirements must be AlreadyExists or OK, got %q", c.IncompatibleRequirements)
+}
+
+// LoadConfig reads a YAML configuration file.
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return c, err
+	}
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Flags binds the configuration to command-line flags prefixed
+// "zonepath.", next to csi-sanity's "csi." flags. Apply the result after
+// parsing with Flags.Config.
+type Flags struct {
+	file, exhausted, incompatible string
+	segments                      segmentList
+	exhaustAfter                  int
+	attachLimit                   int64
+}
+
+// RegisterFlags adds the zonepath.* flags to fs.
+func RegisterFlags(fs *flag.FlagSet) *Flags {
+	f := &Flags{}
+	fs.StringVar(&f.file, "zonepath.config", "", "YAML file with the settings below (flags given as well override it)")
+	fs.Var(&f.segments, "zonepath.segment", "a segment the driver can satisfy, as key=value,key=value; repeat for more, best first (default: the node's segment)")
+	fs.StringVar(&f.exhausted, "zonepath.exhausted-segment", "", "a valid segment, key=value,..., in which the driver runs out of room for snapshots")
+	fs.IntVar(&f.exhaustAfter, "zonepath.exhaust-after", 0, "snapshots --zonepath.exhausted-segment holds before RESOURCE_EXHAUSTED (0: exhausted from the start)")
+	fs.StringVar(&f.incompatible, "zonepath.incompatible-requirements", "", "code for CreateSnapshot with an existing name and source but a requisite the snapshot lies outside: AlreadyExists (default) or OK")
+	fs.Int64Var(&f.attachLimit, "zonepath.attach-limit", 0, "max_volumes_per_node NodeGetInfo must report (0: any positive value)")
+	return f
+}
+
+// Config returns the configuration the flags describe.
+func (f *Flags) Config() (Config, error) {
+	c := Config{}
+	if f.file != "" {
+		var err error
+		if c, err = LoadConfig(f.file); err != nil {
+			return c, err
+		}
+	}
+	if len(f.segments) > 0 {
+		c.Segments = f.segments
+	}
+	if f.exhausted != "" {
+		seg, err := parseSegment(f.exhausted)
+		if err != nil {
+			return c, fmt.Errorf("--zonepath.exhausted-segment: %w", err)
+		}
+		c.ExhaustedSegment = seg
+	}
+	if f.exhaustAfter != 0 {
+		c.ExhaustAfter = f.exhaustAfter
+	}
+	if f.incompatible != "" {
+		c.IncompatibleRequirements = f.incompatible
+	}
+	if f.attachLimit != 0 {
+		c.AttachLimit = f.attachLimit
+	}
+	return c, c.Validate()
+}
+
+type segmentList []map[string]string
+
+func (l *segmentList) String() string {
+	parts := make([]string, len(*l))
+	for i, s := range *l {
+		parts[i] = topology.FormatSegment(s)
+	}
+	return strings.Join(parts, " ")
+}
+
+func (l *segmentList) Set(v string) error {
+	seg, err := parseSegment(v)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, seg)
+	return nil
+}
+
+func parseSegment(v string) (map[string]string, error) {
+	seg := map[string]string{}
+	for _, pair := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || k == "" || val == "" {
+			return nil, fmt.Errorf("%q is not key=value,key=value", v)
+		}
+		seg[k] = val
+	}
+	return seg, nil
+}

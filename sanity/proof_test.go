@@ -1,0 +1,315 @@
+package sanity_test
+
+import (
+	"encoding/xml"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/zonepath/zonepath/driver/faults"
+	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/topology"
+	zpsanity "github.com/zonepath/zonepath/sanity"
+)
+
+// The extension tests, by the words that identify each in its description.
+const (
+	testCapability   = "returns accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
+	testCapSnapshots = "advertises SNAPSHOT_ACCESSIBILITY_CONSTRAINTS only with CREATE_DELETE_SNAPSHOT"
+	testRequisite    = "makes a snapshot usable only from requisite"
+	testPreferred    = "prefers the first preferred segment"
+	testConsistent   = "returns the same accessible_topology from CreateSnapshot, ListSnapshots and GetSnapshot"
+	testExhausted    = "returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite"
+	testIdempotent   = "is idempotent: the same name and requirements"
+	testOtherSource  = "rejects the same name with another source as ALREADY_EXISTS"
+	testRequirements = "answers the same name with a requisite the snapshot lies outside as documented"
+	testRestoreIn    = "restores inside the snapshot's topology"
+	testRestoreOut   = "refuses a restore whose requisite lies entirely outside"
+	testAttachLimit  = "honours max_volumes_per_node"
+	testKeys         = "uses only NodeGetInfo's topology keys in snapshot topology"
+)
+
+const zoneB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+
+// proofs: each breaks exactly one rule, by a fault rule in the driver or a
+// setting that contradicts the driver, and names the one test that must
+// fail. sanity/README.md lists them.
+var proofs = []struct {
+	name   string
+	rules  string                 // fault rules for the driver
+	world  string                 // topology file; default testdata/world.yaml
+	config func(*zpsanity.Config) // changes to testdata/zonepath.yaml
+	plugin func(*plugin.Config)   // changes to the driver
+	fails  string                 // the test that must fail; "" none
+	warns  string                 // a SHOULD finding the summary must report
+}{
+	{name: "correct driver"},
+	{name: "accessible_topology without the capability", fails: testCapability, rules: `
+- name: hide-plugin-capabilities
+  match: {rpc: GetPluginCapabilities}
+  action: {mutate: {clear: [capabilities]}}`},
+	{name: "capability without CREATE_DELETE_SNAPSHOT", fails: testCapSnapshots, rules: `
+- name: hide-controller-capabilities
+  match: {rpc: ControllerGetCapabilities}
+  action: {mutate: {clear: [capabilities]}}`},
+	{name: "preferred ignored (a SHOULD: reported, not failed)", warns: "WARN [rule:preferred]", rules: `
+- name: snapshot-not-in-preferred
+  match: {rpc: CreateSnapshot, name: "zp-preferred*"}
+  action: {mutate: {set: {snapshot.accessible_topology: '[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}}]'}}}`},
+	{name: "same name and another source accepted", fails: testOtherSource, rules: `
+- name: other-source-wrong-code
+  match: {rpc: CreateSnapshot, name: "zp-other-source*", nth: 2}
+  action: {code: Internal}`},
+	{name: "requisite ignored", fails: testRequisite, rules: `
+- name: snapshot-outside-requisite
+  match: {rpc: CreateSnapshot, name: "zp-requisite*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + zoneB + `}}}`},
+	{name: "GetSnapshot drops accessible_topology", fails: testConsistent, rules: `
+- name: get-drops-topology
+  match: {rpc: GetSnapshot}
+  action: {mutate: {clear: [snapshot.accessible_topology]}}`},
+	{name: "wrong code instead of RESOURCE_EXHAUSTED", fails: testExhausted, rules: `
+- name: exhausted-as-unavailable
+  match: {rpc: CreateSnapshot, segment: {topology.kubernetes.io/zone: zone-c}, nth: 3, count: 1}
+  action: {code: Unavailable}`},
+	{name: "OK instead of RESOURCE_EXHAUSTED", fails: testExhausted, world: `
+regions:
+- name: region-1
+  zones: [{name: zone-a}, {name: zone-b}, {name: zone-c}]`},
+	{name: "non-idempotent CreateSnapshot", fails: testIdempotent, rules: `
+- name: second-reply-other-id
+  match: {rpc: CreateSnapshot, name: "zp-idempotent*", nth: 2}
+  action: {mutate: {set: {snapshot.snapshot_id: zps-someone-else}}}`},
+	{name: "documented choice for other requirements not kept", fails: testRequirements,
+		config: func(c *zpsanity.Config) { c.IncompatibleRequirements = "OK" }},
+	{name: "restore placed outside the snapshot", fails: testRestoreIn, rules: `
+- name: restore-elsewhere
+  match: {rpc: CreateVolume, name: "zp-restored*"}
+  action: {mutate: {set: {volume.accessible_topology: ` + zoneB + `}}}`},
+	{name: "restore outside the snapshot with a wrong code", fails: testRestoreOut, rules: `
+- name: restore-outside-invalid
+  match: {rpc: CreateVolume, name: "zp-restored*", segment: {topology.kubernetes.io/zone: zone-b}}
+  action: {code: InvalidArgument}`},
+	{name: "attach limit ignored", fails: testAttachLimit,
+		config: func(c *zpsanity.Config) { c.AttachLimit = 0 }, rules: `
+- name: report-a-lower-limit
+  match: {rpc: NodeGetInfo}
+  action: {mutate: {set: {max_volumes_per_node: 2}}}`},
+	{name: "snapshot keys the node lacks", fails: testKeys, rules: `
+- name: node-without-region
+  match: {rpc: NodeGetInfo}
+  action: {mutate: {set: {accessible_topology: '{"segments": {"topology.kubernetes.io/zone": "zone-a"}}'}}}`},
+	{name: "without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", plugin: func(c *plugin.Config) { c.DisableSnapshotAccessibility = true }},
+}
+
+// TestEveryExtensionIsProven runs the extensions (bin/zonepath-sanity with
+// --zonepath.upstream=false) against a driver breaking one rule per case
+// and checks that exactly the named test fails.
+func TestEveryExtensionIsProven(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs zonepath-sanity once per rule")
+	}
+	bin := buildSanity(t)
+	for _, p := range proofs {
+		t.Run(p.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := baseConfig(t)
+			if p.config != nil {
+				p.config(&cfg)
+			}
+			endpoint := serveDriver(t, dir, p.world, "rules:"+orEmpty(p.rules), p.plugin)
+			res := runSanity(t, bin, endpoint, dir, cfg)
+			var want []string
+			if p.fails != "" {
+				want = []string{p.fails}
+			}
+			t.Logf("failed: %q; %d skipped", res.failures, len(res.skipped))
+			if got := res.failedMatching(); strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Fatalf("failed tests = %q, want %q\nall failures: %s", got, want, res.failures)
+			}
+			if p.warns != "" && !strings.Contains(res.output, p.warns) {
+				t.Errorf("summary does not report %q:\n%s", p.warns, res.output)
+			}
+			if p.name == "correct driver" && (len(res.skipped) > 0 || strings.Contains(res.output, "WARN")) {
+				t.Errorf("the correct driver should exercise every extension, skipped: %q", res.skipped)
+			}
+			if p.name == "without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS" {
+				for _, name := range []string{testRequisite, testConsistent, testExhausted, testRestoreIn, testKeys} {
+					if !res.skippedMatching(name) {
+						t.Errorf("%q ran without the capability; it must skip", name)
+					}
+				}
+			}
+		})
+	}
+}
+
+func orEmpty(rules string) string {
+	if rules == "" {
+		return " []"
+	}
+	return rules
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+func buildSanity(t *testing.T) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "zonepath-sanity-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "zonepath-sanity")
+		out, err := exec.Command("go", "build", "-o", builtBin, "./cmd/zonepath-sanity").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building zonepath-sanity: %v", buildErr)
+	}
+	return builtBin
+}
+
+func baseConfig(t *testing.T) zpsanity.Config {
+	cfg, err := zpsanity.LoadConfig("testdata/zonepath.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// serveDriver runs the zonepath driver in-process with the given world,
+// fault rules and changes, the way make sanity runs bin/zonepath.
+func serveDriver(t *testing.T, dir, world, rules string, change func(*plugin.Config)) string {
+	t.Helper()
+	if world == "" {
+		data, err := os.ReadFile("testdata/world.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		world = string(data)
+	}
+	topo, err := topology.Parse([]byte(world))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulesFile := filepath.Join(dir, "faults.yaml")
+	if err := os.WriteFile(rulesFile, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inj, err := faults.New(rulesFile, topo.Segment(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := plugin.Config{
+		StateDir: filepath.Join(dir, "state"), NodeID: "sanity-node", Topology: topo, MaxVolumesPerNode: 3,
+		ServeController: true, ServeNode: true, Faults: inj,
+	}
+	if change != nil {
+		change(&cfg)
+	}
+	p, err := plugin.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "csi.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := p.GRPCServer()
+	go srv.Serve(lis)
+	t.Cleanup(func() { srv.Stop(); p.Close() })
+	return "unix://" + sock
+}
+
+type result struct {
+	failures, skipped []string
+	output            string
+}
+
+func (r result) failedMatching() []string {
+	var out []string
+	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testPreferred, testConsistent, testExhausted, testIdempotent,
+		testOtherSource, testRequirements, testRestoreIn, testRestoreOut, testAttachLimit, testKeys} {
+		for _, f := range r.failures {
+			if strings.Contains(f, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	if len(out) != len(r.failures) {
+		out = append(out, "(unknown test failed)")
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (r result) skippedMatching(name string) bool {
+	for _, s := range r.skipped {
+		if strings.Contains(s, name) {
+			return true
+		}
+	}
+	return false
+}
+
+type junit struct {
+	Cases []struct {
+		Name    string    `xml:"name,attr"`
+		Failure *struct{} `xml:"failure"`
+		Error   *struct{} `xml:"error"`
+		Skipped *struct{} `xml:"skipped"`
+	} `xml:"testsuite>testcase"`
+}
+
+// runSanity runs the extensions only and reads the JUnit report.
+func runSanity(t *testing.T, bin, endpoint, dir string, cfg zpsanity.Config) result {
+	t.Helper()
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile, report := filepath.Join(dir, "zonepath.yaml"), filepath.Join(dir, "junit.xml")
+	if err := os.WriteFile(cfgFile, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--csi.endpoint", endpoint, "--csi.mountdir", filepath.Join(dir, "mnt"), "--csi.stagingdir", filepath.Join(dir, "staging"),
+		"--zonepath.config", cfgFile, "--zonepath.upstream=false", "--ginkgo.junit-report", report, "--ginkgo.no-color")
+	out, runErr := cmd.CombinedOutput()
+	raw, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatalf("no JUnit report (%v); zonepath-sanity said:\n%s", runErr, out)
+	}
+	var j junit
+	if err := xml.Unmarshal(raw, &j); err != nil {
+		t.Fatal(err)
+	}
+	r := result{output: string(out)}
+	for _, c := range j.Cases {
+		switch {
+		case c.Failure != nil || c.Error != nil:
+			r.failures = append(r.failures, c.Name)
+		case c.Skipped != nil && strings.Contains(c.Name, "[zonepath]"):
+			r.skipped = append(r.skipped, c.Name)
+		}
+	}
+	if (runErr == nil) != (len(r.failures) == 0) {
+		t.Fatalf("exit status %v disagrees with %d failures in the report:\n%s", runErr, len(r.failures), out)
+	}
+	return r
+}

@@ -1,0 +1,247 @@
+package sanity
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/zonepath/zonepath/driver/topology"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+const (
+	snapshotTopologyCap = csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS
+	volumeTopologyCap   = csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS
+	createDeleteSnap    = csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT
+	// listLimit bounds the unfiltered ListSnapshots walk of a large driver.
+	listLimit = 10000
+)
+
+// Labels name the rules, so a vendor can focus on one and the summary of
+// bin/zonepath-sanity names what failed.
+var (
+	ruleCapability   = Label("snapshot-topology", "rule:capability")
+	ruleRequisite    = Label("snapshot-topology", "rule:requisite")
+	rulePreferred    = Label("snapshot-topology", "rule:preferred")
+	ruleConsistent   = Label("snapshot-topology", "rule:consistent")
+	ruleExhausted    = Label("snapshot-topology", "rule:resource-exhausted")
+	ruleIdempotent   = Label("snapshot-topology", "rule:idempotent")
+	ruleRestore      = Label("snapshot-topology", "rule:restore")
+	ruleAttachLimit  = Label("attach-limit", "rule:attach-limit")
+	ruleTopologyKeys = Label("snapshot-topology", "rule:topology-keys")
+)
+
+func code(err error) codes.Code { return status.Code(err) }
+
+// snapshotSuite holds what every snapshot topology test uses.
+type snapshotSuite struct {
+	sc *sanity.TestContext
+	r  *sanity.Resources
+	d  driver
+}
+
+func newSnapshotSuite(sc *sanity.TestContext) *snapshotSuite {
+	return &snapshotSuite{sc: sc, d: driver{sc}, r: &sanity.Resources{
+		Context: sc, ControllerClient: csi.NewControllerClient(sc.ControllerConn), NodeClient: csi.NewNodeClient(sc.Conn),
+	}}
+}
+
+func (s *snapshotSuite) needSnapshots() {
+	if !s.d.controllerCapability(createDeleteSnap) {
+		Skip("CREATE_DELETE_SNAPSHOT not supported: the driver cuts no snapshots")
+	}
+}
+
+func (s *snapshotSuite) needSnapshotTopology() {
+	s.needSnapshots()
+	if !s.d.pluginCapability(snapshotTopologyCap) {
+		Skip("SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not advertised: the driver's snapshots are usable from everywhere, no snapshot topology rule applies")
+	}
+}
+
+// needSegments returns n distinct satisfiable segments or skips.
+func (s *snapshotSuite) needSegments(n int) []*csi.Topology {
+	segs := s.d.segments()
+	if len(segs) < n {
+		Skip(fmt.Sprintf("needs %d segments the driver can satisfy, %d known: give more with --zonepath.segment", n, len(segs)))
+	}
+	return segs
+}
+
+// volume creates a source volume, placed in seg when the driver takes
+// volume topology.
+func (s *snapshotSuite) volume(name string, seg *csi.Topology) *csi.Volume {
+	req := sanity.MakeCreateVolumeReq(s.sc, sanity.UniqueString(name))
+	if seg != nil && s.d.pluginCapability(volumeTopologyCap) {
+		req.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: []*csi.Topology{seg}, Preferred: []*csi.Topology{seg}}
+	}
+	return s.r.MustCreateVolume(context.Background(), req).GetVolume()
+}
+
+func (s *snapshotSuite) snapshotRequest(name, source string, req *csi.TopologyRequirement) *csi.CreateSnapshotRequest {
+	r := sanity.MakeCreateSnapshotReq(s.sc, sanity.UniqueString(name), source)
+	r.AccessibilityRequirements = req
+	return r
+}
+
+// listed finds a snapshot by walking the unfiltered list in pages.
+func (s *snapshotSuite) listed(id string) *csi.Snapshot {
+	token := ""
+	for seen := 0; seen < listLimit; {
+		resp, err := s.r.ListSnapshots(context.Background(), &csi.ListSnapshotsRequest{MaxEntries: 100, StartingToken: token})
+		Expect(err).NotTo(HaveOccurred(), "ListSnapshots")
+		for _, e := range resp.GetEntries() {
+			if e.GetSnapshot().GetSnapshotId() == id {
+				return e.GetSnapshot()
+			}
+		}
+		seen += len(resp.GetEntries())
+		if token = resp.GetNextToken(); token == "" {
+			break
+		}
+	}
+	return nil
+}
+
+var _ = sanity.DescribeSanity("Snapshot topology capability [zonepath]", func(sc *sanity.TestContext) {
+	var s *snapshotSuite
+	BeforeEach(func() { s = newSnapshotSuite(sc) })
+	AfterEach(func() { s.r.Cleanup() })
+
+	It("returns accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS (csi.proto Snapshot.accessible_topology: a plugin that returns this field MUST also set the capability)", ruleCapability, func() {
+		s.needSnapshots()
+		advertised := s.d.pluginCapability(snapshotTopologyCap)
+		vol := s.volume("zp-capability-source", nil)
+		snap := s.r.MustCreateSnapshot(context.Background(), s.snapshotRequest("zp-capability", vol.GetVolumeId(), nil)).GetSnapshot()
+		got, err := s.r.GetSnapshot(context.Background(), &csi.GetSnapshotRequest{SnapshotId: snap.GetSnapshotId()})
+		Expect(err).NotTo(HaveOccurred(), "GetSnapshot")
+		if !advertised {
+			Expect(snap.GetAccessibleTopology()).To(BeEmpty(), "CreateSnapshot returned accessible_topology %s without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", formatAll(snap.GetAccessibleTopology()))
+			Expect(got.GetSnapshot().GetAccessibleTopology()).To(BeEmpty(), "GetSnapshot returned accessible_topology without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS")
+		}
+	})
+
+	It("advertises SNAPSHOT_ACCESSIBILITY_CONSTRAINTS only with CREATE_DELETE_SNAPSHOT (spec.md: snapshot topology is returned by CreateSnapshot)", ruleCapability, func() {
+		if !s.d.pluginCapability(snapshotTopologyCap) {
+			Skip("SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not advertised")
+		}
+		Expect(s.d.controllerCapability(createDeleteSnap)).To(BeTrue(), "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS advertised without the CREATE_DELETE_SNAPSHOT controller capability")
+	})
+})
+
+var _ = sanity.DescribeSanity("Snapshot topology [zonepath]", func(sc *sanity.TestContext) {
+	var s *snapshotSuite
+	ctx := context.Background()
+	BeforeEach(func() {
+		s = newSnapshotSuite(sc)
+		s.needSnapshotTopology()
+	})
+	AfterEach(func() { s.r.Cleanup() })
+
+	It("makes a snapshot usable only from requisite (spec.md CreateSnapshotRequest.accessibility_requirements: where the snapshot MUST be usable from)", ruleRequisite, func() {
+		segs := s.needSegments(1)
+		requisite := segs[:1]
+		vol := s.volume("zp-requisite-source", segs[0])
+		snap := s.r.MustCreateSnapshot(ctx, s.snapshotRequest("zp-requisite", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: requisite})).GetSnapshot()
+		Expect(snap.GetAccessibleTopology()).NotTo(BeEmpty(), "requisite %s given, but no accessible_topology returned: the CO would take the snapshot as usable everywhere", formatAll(requisite))
+		Expect(within(snap.GetAccessibleTopology(), requisite)).To(Succeed(), "CreateSnapshot ignored requisite")
+	})
+
+	It("prefers the first preferred segment (TopologyRequirement.preferred: the SP SHOULD attempt preferred first; reported, not failed)", rulePreferred, func() {
+		segs := s.needSegments(2)
+		vol := s.volume("zp-preferred-source", segs[0])
+		req := &csi.TopologyRequirement{Requisite: segs[:2], Preferred: []*csi.Topology{segs[1], segs[0]}}
+		snap := s.r.MustCreateSnapshot(ctx, s.snapshotRequest("zp-preferred", vol.GetVolumeId(), req)).GetSnapshot()
+		Expect(within(snap.GetAccessibleTopology(), req.GetRequisite())).To(Succeed(), "CreateSnapshot ignored requisite")
+		if err := within(snap.GetAccessibleTopology(), segs[1:2]); err != nil {
+			AddReportEntry("SHOULD not met: preferred", fmt.Sprintf("first preferred segment %s not used: %v", format(segs[1]), err))
+			fmt.Fprintf(GinkgoWriter, "WARNING (SHOULD): the first preferred segment %s was not used: %v\n", format(segs[1]), err)
+		}
+	})
+
+	It("returns the same accessible_topology from CreateSnapshot, ListSnapshots and GetSnapshot (csi.proto Snapshot: one snapshot, one topology)", ruleConsistent, func() {
+		segs := s.needSegments(1)
+		vol := s.volume("zp-consistent-source", segs[0])
+		snap := s.r.MustCreateSnapshot(ctx, s.snapshotRequest("zp-consistent", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: segs[:1]})).GetSnapshot()
+		want := snap.GetAccessibleTopology()
+		byID, err := s.r.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: snap.GetSnapshotId()})
+		Expect(err).NotTo(HaveOccurred(), "ListSnapshots by snapshot_id")
+		Expect(byID.GetEntries()).To(HaveLen(1), "ListSnapshots by snapshot_id")
+		Expect(sameSegments(byID.GetEntries()[0].GetSnapshot().GetAccessibleTopology(), want)).To(BeTrue(),
+			"ListSnapshots by ID: %s, CreateSnapshot: %s", formatAll(byID.GetEntries()[0].GetSnapshot().GetAccessibleTopology()), formatAll(want))
+		listed := s.listed(snap.GetSnapshotId())
+		Expect(listed).NotTo(BeNil(), "snapshot %s missing from ListSnapshots", snap.GetSnapshotId())
+		Expect(sameSegments(listed.GetAccessibleTopology(), want)).To(BeTrue(), "ListSnapshots: %s, CreateSnapshot: %s", formatAll(listed.GetAccessibleTopology()), formatAll(want))
+		got, err := s.r.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: snap.GetSnapshotId()})
+		Expect(err).NotTo(HaveOccurred(), "GetSnapshot")
+		Expect(sameSegments(got.GetSnapshot().GetAccessibleTopology(), want)).To(BeTrue(), "GetSnapshot: %s, CreateSnapshot: %s", formatAll(got.GetSnapshot().GetAccessibleTopology()), formatAll(want))
+	})
+
+	It("returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite, and succeeds once lifted (spec.md CreateSnapshot Errors: Not enough resources to create snapshot)", ruleExhausted, func() {
+		cfg := config()
+		if len(cfg.ExhaustedSegment) == 0 {
+			Skip("no exhausted segment configured: give --zonepath.exhausted-segment")
+		}
+		full := &csi.TopologyRequirement{Requisite: toCSI(cfg.ExhaustedSegment)}
+		vol := s.volume("zp-exhausted-source", nil)
+		for i := 0; i < cfg.ExhaustAfter; i++ {
+			s.r.MustCreateSnapshot(ctx, s.snapshotRequest(fmt.Sprintf("zp-fill-%d", i), vol.GetVolumeId(), full))
+		}
+		req := s.snapshotRequest("zp-exhausted", vol.GetVolumeId(), full)
+		resp, err := s.r.CreateSnapshot(ctx, req)
+		Expect(code(err)).To(Equal(codes.ResourceExhausted), "CreateSnapshot in exhausted segment %s after %d snapshots: got %v (response %v)", topology.FormatSegment(cfg.ExhaustedSegment), cfg.ExhaustAfter, err, resp)
+		if cfg.ExhaustAfter == 0 {
+			return
+		}
+		list, err := s.r.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SourceVolumeId: vol.GetVolumeId()})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(list.GetEntries()).NotTo(BeEmpty())
+		_, err = s.r.DeleteSnapshot(ctx, sanity.MakeDeleteSnapshotReq(s.sc, list.GetEntries()[0].GetSnapshot().GetSnapshotId()))
+		Expect(err).NotTo(HaveOccurred(), "DeleteSnapshot to lift the condition")
+		_, err = s.r.CreateSnapshot(ctx, req)
+		Expect(err).NotTo(HaveOccurred(), "the same CreateSnapshot after freeing a snapshot in %s", topology.FormatSegment(cfg.ExhaustedSegment))
+	})
+
+	It("is idempotent: the same name and requirements return the same snapshot and topology (spec.md CreateSnapshot: MUST reply 0 OK with the corresponding response)", ruleIdempotent, func() {
+		segs := s.needSegments(1)
+		vol := s.volume("zp-idempotent-source", segs[0])
+		req := s.snapshotRequest("zp-idempotent", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: segs[:1], Preferred: segs[:1]})
+		first := s.r.MustCreateSnapshot(ctx, req).GetSnapshot()
+		again := s.r.MustCreateSnapshot(ctx, req).GetSnapshot()
+		Expect(again.GetSnapshotId()).To(Equal(first.GetSnapshotId()), "a repeated CreateSnapshot returned another snapshot")
+		Expect(sameSegments(again.GetAccessibleTopology(), first.GetAccessibleTopology())).To(BeTrue(),
+			"a repeated CreateSnapshot returned topology %s, first %s", formatAll(again.GetAccessibleTopology()), formatAll(first.GetAccessibleTopology()))
+	})
+
+	It("rejects the same name with another source as ALREADY_EXISTS (spec.md CreateSnapshot Errors: Snapshot already exists but is incompatible)", ruleIdempotent, func() {
+		segs := s.needSegments(1)
+		a, b := s.volume("zp-source-a", segs[0]), s.volume("zp-source-b", segs[0])
+		req := s.snapshotRequest("zp-other-source", a.GetVolumeId(), &csi.TopologyRequirement{Requisite: segs[:1]})
+		s.r.MustCreateSnapshot(ctx, req)
+		req.SourceVolumeId = b.GetVolumeId()
+		_, err := s.r.CreateSnapshot(ctx, req)
+		Expect(code(err)).To(Equal(codes.AlreadyExists), "same name, other source volume: %v", err)
+	})
+
+	It("answers the same name with a requisite the snapshot lies outside as documented (--zonepath.incompatible-requirements; spec.md CreateSnapshot: OK only when usable from accessibility_requirements)", ruleIdempotent, func() {
+		segs := s.needSegments(2)
+		want, _ := config().incompatibleCode()
+		vol := s.volume("zp-requirements-source", segs[0])
+		req := s.snapshotRequest("zp-requirements", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: segs[:1]})
+		first := s.r.MustCreateSnapshot(ctx, req).GetSnapshot()
+		if within(first.GetAccessibleTopology(), segs[1:2]) == nil {
+			Skip("the snapshot is usable from both configured segments; configure disjoint ones")
+		}
+		req.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: segs[1:2]}
+		resp, err := s.r.CreateSnapshot(ctx, req)
+		Expect(code(err)).To(Equal(want), "same name and source, requisite %s the snapshot (usable from %s) lies outside: %v", format(segs[1]), formatAll(first.GetAccessibleTopology()), err)
+		if err == nil {
+			Expect(resp.GetSnapshot().GetSnapshotId()).To(Equal(first.GetSnapshotId()))
+		}
+	})
+})
