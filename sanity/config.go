@@ -16,8 +16,10 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/zonepath/zonepath/driver/topology"
@@ -38,6 +40,13 @@ type Config struct {
 	// one and expects the same request to succeed. 0: the segment is
 	// exhausted from the start and cannot be lifted by the test.
 	ExhaustAfter int `json:"exhaustAfter,omitempty"`
+	// LiftCommand, when set, is run with sh -c to lift the condition of
+	// an ExhaustedSegment that is exhausted from the start (ExhaustAfter
+	// 0), for example by raising a quota. The test then retries the same
+	// request with exponential backoff for up to LiftTimeout.
+	LiftCommand string `json:"liftCommand,omitempty"`
+	// LiftTimeout bounds the retries after lifting (default 30s).
+	LiftTimeout metav1.Duration `json:"liftTimeout,omitempty"`
 	// IncompatibleRequirements is the code the driver documents for
 	// CreateSnapshot with an existing name and source but a requisite the
 	// existing snapshot lies outside of: "AlreadyExists" (default) or "OK".
@@ -85,10 +94,23 @@ func (c Config) Validate() error {
 	if _, err := c.incompatibleCode(); err != nil {
 		return err
 	}
+	if c.LiftCommand != "" && c.ExhaustAfter > 0 {
+		return fmt.Errorf("liftCommand is for a segment exhausted from the start; with exhaustAfter the test lifts by deleting a snapshot")
+	}
+	if c.LiftTimeout.Duration < 0 {
+		return fmt.Errorf("liftTimeout must not be negative")
+	}
 	if c.AttachLimit < 0 {
 		return fmt.Errorf("attachLimit must not be negative")
 	}
 	return nil
+}
+
+func (c Config) liftTimeout() time.Duration {
+	if c.LiftTimeout.Duration == 0 {
+		return 30 * time.Second
+	}
+	return c.LiftTimeout.Duration
 }
 
 func (c Config) incompatibleCode() (codes.Code, error) {
@@ -121,10 +143,11 @@ func LoadConfig(path string) (Config, error) {
 // "zonepath.", next to csi-sanity's "csi." flags. Apply the result after
 // parsing with Flags.Config.
 type Flags struct {
-	file, exhausted, incompatible string
-	segments                      segmentList
-	exhaustAfter                  int
-	attachLimit                   int64
+	file, exhausted, incompatible, lift string
+	liftTimeout                         time.Duration
+	segments                            segmentList
+	exhaustAfter                        int
+	attachLimit                         int64
 }
 
 // RegisterFlags adds the zonepath.* flags to fs.
@@ -134,6 +157,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&f.segments, "zonepath.segment", "a segment the driver can satisfy, as key=value,key=value; repeat for more, best first (default: the node's segment)")
 	fs.StringVar(&f.exhausted, "zonepath.exhausted-segment", "", "a valid segment, key=value,..., in which the driver runs out of room for snapshots")
 	fs.IntVar(&f.exhaustAfter, "zonepath.exhaust-after", 0, "snapshots --zonepath.exhausted-segment holds before RESOURCE_EXHAUSTED (0: exhausted from the start)")
+	fs.StringVar(&f.lift, "zonepath.lift-command", "", "shell command lifting the exhaustion of --zonepath.exhausted-segment when --zonepath.exhaust-after is 0")
+	fs.DurationVar(&f.liftTimeout, "zonepath.lift-timeout", 0, "how long to retry after lifting (default 30s)")
 	fs.StringVar(&f.incompatible, "zonepath.incompatible-requirements", "", "code for CreateSnapshot with an existing name and source but a requisite the snapshot lies outside: AlreadyExists (default) or OK")
 	fs.Int64Var(&f.attachLimit, "zonepath.attach-limit", 0, "max_volumes_per_node NodeGetInfo must report (0: any positive value)")
 	return f
@@ -160,6 +185,12 @@ func (f *Flags) Config() (Config, error) {
 	}
 	if f.exhaustAfter != 0 {
 		c.ExhaustAfter = f.exhaustAfter
+	}
+	if f.lift != "" {
+		c.LiftCommand = f.lift
+	}
+	if f.liftTimeout != 0 {
+		c.LiftTimeout.Duration = f.liftTimeout
 	}
 	if f.incompatible != "" {
 		c.IncompatibleRequirements = f.incompatible

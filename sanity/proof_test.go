@@ -1,6 +1,7 @@
 package sanity_test
 
 import (
+	"context"
 	"encoding/xml"
 	"net"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"sigs.k8s.io/yaml"
 
@@ -43,12 +47,12 @@ const zoneB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "top
 // fail. sanity/README.md lists them.
 var proofs = []struct {
 	name   string
-	rules  string                 // fault rules for the driver
-	world  string                 // topology file; default testdata/world.yaml
-	config func(*zpsanity.Config) // changes to testdata/zonepath.yaml
-	plugin func(*plugin.Config)   // changes to the driver
-	fails  string                 // the test that must fail; "" none
-	warns  string                 // a SHOULD finding the summary must report
+	rules  string                               // fault rules for the driver
+	world  string                               // topology file; default testdata/world.yaml
+	config func(c *zpsanity.Config, dir string) // changes to testdata/zonepath.yaml; dir holds faults.yaml
+	plugin func(*plugin.Config)                 // changes to the driver
+	fails  string                               // the test that must fail; "" none
+	warns  string                               // a SHOULD finding the summary must report
 }{
 	{name: "correct driver"},
 	{name: "accessible_topology without the capability", fails: testCapability, rules: `
@@ -83,12 +87,14 @@ var proofs = []struct {
 regions:
 - name: region-1
   zones: [{name: zone-a}, {name: zone-b}, {name: zone-c}]`},
+	{name: "exhausted from the start, lifted by a command", config: liftBy("printf 'rules: []\\n' > faults.yaml.tmp && mv faults.yaml.tmp faults.yaml"), rules: exhaustZoneC},
+	{name: "still exhausted after the lift", fails: testExhausted, config: liftBy("true"), rules: exhaustZoneC},
 	{name: "non-idempotent CreateSnapshot", fails: testIdempotent, rules: `
 - name: second-reply-other-id
   match: {rpc: CreateSnapshot, name: "zp-idempotent*", nth: 2}
   action: {mutate: {set: {snapshot.snapshot_id: zps-someone-else}}}`},
 	{name: "documented choice for other requirements not kept", fails: testRequirements,
-		config: func(c *zpsanity.Config) { c.IncompatibleRequirements = "OK" }},
+		config: func(c *zpsanity.Config, _ string) { c.IncompatibleRequirements = "OK" }},
 	{name: "restore placed outside the snapshot", fails: testRestoreIn, rules: `
 - name: restore-elsewhere
   match: {rpc: CreateVolume, name: "zp-restored*"}
@@ -98,7 +104,7 @@ regions:
   match: {rpc: CreateVolume, name: "zp-restored*", segment: {topology.kubernetes.io/zone: zone-b}}
   action: {code: InvalidArgument}`},
 	{name: "attach limit ignored", fails: testAttachLimit,
-		config: func(c *zpsanity.Config) { c.AttachLimit = 0 }, rules: `
+		config: func(c *zpsanity.Config, _ string) { c.AttachLimit = 0 }, rules: `
 - name: report-a-lower-limit
   match: {rpc: NodeGetInfo}
   action: {mutate: {set: {max_volumes_per_node: 2}}}`},
@@ -107,6 +113,22 @@ regions:
   match: {rpc: NodeGetInfo}
   action: {mutate: {set: {accessible_topology: '{"segments": {"topology.kubernetes.io/zone": "zone-a"}}'}}}`},
 	{name: "without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", plugin: func(c *plugin.Config) { c.DisableSnapshotAccessibility = true }},
+}
+
+// exhaustZoneC makes zone-c refuse every snapshot until the rules change.
+const exhaustZoneC = `
+- name: zone-c-exhausted
+  match: {rpc: CreateSnapshot, segment: {topology.kubernetes.io/zone: zone-c}}
+  action: {code: ResourceExhausted, message: zone-c quota}`
+
+// liftBy configures a segment exhausted from the start, lifted by cmd run
+// in the driver's directory.
+func liftBy(cmd string) func(*zpsanity.Config, string) {
+	return func(c *zpsanity.Config, dir string) {
+		c.ExhaustAfter = 0
+		c.LiftCommand = "cd " + dir + " && " + cmd
+		c.LiftTimeout = metav1.Duration{Duration: 3 * time.Second}
+	}
 }
 
 // TestEveryExtensionIsProven runs the extensions (bin/zonepath-sanity with
@@ -122,7 +144,7 @@ func TestEveryExtensionIsProven(t *testing.T) {
 			dir := t.TempDir()
 			cfg := baseConfig(t)
 			if p.config != nil {
-				p.config(&cfg)
+				p.config(&cfg, dir)
 			}
 			endpoint := serveDriver(t, dir, p.world, "rules:"+orEmpty(p.rules), p.plugin)
 			res := runSanity(t, bin, endpoint, dir, cfg)
@@ -215,6 +237,9 @@ func serveDriver(t *testing.T, dir, world, rules string, change func(*plugin.Con
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go inj.Watch(ctx, 10*time.Millisecond) // lift commands rewrite the rules
 	cfg := plugin.Config{
 		StateDir: filepath.Join(dir, "state"), NodeID: "sanity-node", Topology: topo, MaxVolumesPerNode: 3,
 		ServeController: true, ServeNode: true, Faults: inj,

@@ -3,6 +3,8 @@ package sanity
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
@@ -87,6 +89,40 @@ func (s *snapshotSuite) snapshotRequest(name, source string, req *csi.TopologyRe
 	r := sanity.MakeCreateSnapshotReq(s.sc, sanity.UniqueString(name), source)
 	r.AccessibilityRequirements = req
 	return r
+}
+
+// lift lifts the exhaustion the configured way: deleting one of the
+// test's snapshots, or running the lift command. It reports false when the
+// configuration gives no way.
+func (s *snapshotSuite) lift(cfg Config, source string) bool {
+	switch {
+	case cfg.ExhaustAfter > 0:
+		list, err := s.r.ListSnapshots(context.Background(), &csi.ListSnapshotsRequest{SourceVolumeId: source})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(list.GetEntries()).NotTo(BeEmpty())
+		_, err = s.r.DeleteSnapshot(context.Background(), sanity.MakeDeleteSnapshotReq(s.sc, list.GetEntries()[0].GetSnapshot().GetSnapshotId()))
+		Expect(err).NotTo(HaveOccurred(), "DeleteSnapshot to lift the condition")
+	case cfg.LiftCommand != "":
+		out, err := exec.Command("sh", "-c", cfg.LiftCommand).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "lift command %q: %s", cfg.LiftCommand, out)
+	default:
+		fmt.Fprintln(GinkgoWriter, "no way to lift the condition configured (exhaustAfter or liftCommand): not checking that it recovers")
+		return false
+	}
+	return true
+}
+
+// retryAfterLift retries req with exponential backoff, as the spec tells
+// the caller to, until it succeeds or the timeout passes.
+func (s *snapshotSuite) retryAfterLift(req *csi.CreateSnapshotRequest, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for delay := 50 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+		_, err := s.r.CreateSnapshot(context.Background(), req)
+		if err == nil || time.Now().Add(delay).After(deadline) {
+			return err
+		}
+		time.Sleep(delay)
+	}
 }
 
 // listed finds a snapshot by walking the unfiltered list in pages.
@@ -195,16 +231,10 @@ var _ = sanity.DescribeSanity("Snapshot topology [zonepath]", func(sc *sanity.Te
 		req := s.snapshotRequest("zp-exhausted", vol.GetVolumeId(), full)
 		resp, err := s.r.CreateSnapshot(ctx, req)
 		Expect(code(err)).To(Equal(codes.ResourceExhausted), "CreateSnapshot in exhausted segment %s after %d snapshots: got %v (response %v)", topology.FormatSegment(cfg.ExhaustedSegment), cfg.ExhaustAfter, err, resp)
-		if cfg.ExhaustAfter == 0 {
+		if !s.lift(cfg, vol.GetVolumeId()) {
 			return
 		}
-		list, err := s.r.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SourceVolumeId: vol.GetVolumeId()})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(list.GetEntries()).NotTo(BeEmpty())
-		_, err = s.r.DeleteSnapshot(ctx, sanity.MakeDeleteSnapshotReq(s.sc, list.GetEntries()[0].GetSnapshot().GetSnapshotId()))
-		Expect(err).NotTo(HaveOccurred(), "DeleteSnapshot to lift the condition")
-		_, err = s.r.CreateSnapshot(ctx, req)
-		Expect(err).NotTo(HaveOccurred(), "the same CreateSnapshot after freeing a snapshot in %s", topology.FormatSegment(cfg.ExhaustedSegment))
+		Expect(s.retryAfterLift(req, cfg.liftTimeout())).To(Succeed(), "the same CreateSnapshot once the condition in %s was lifted", topology.FormatSegment(cfg.ExhaustedSegment))
 	})
 
 	It("is idempotent: the same name and requirements return the same snapshot and topology (spec.md CreateSnapshot: MUST reply 0 OK with the corresponding response)", ruleIdempotent, func() {
