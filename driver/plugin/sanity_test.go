@@ -10,6 +10,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/topology"
+	zpsanity "github.com/zonepath/zonepath/sanity"
 )
 
 // brokenUpstreamTest compares protobuf messages with gomega's Equal, which
@@ -18,13 +20,26 @@ import (
 // covers the same behaviour with proto.Equal.
 const brokenUpstreamTest = "should succeed when creating a snapshot with accessibility requirements"
 
-// TestSanity runs the whole upstream csi-sanity suite against the driver
-// started in-process on a unix socket.
+// TestSanity runs the whole upstream csi-sanity suite, and the zonepath
+// extensions registered by blank-importing package sanity (the way a
+// vendor adds them to their own suite), against the driver started
+// in-process on a unix socket.
 func TestSanity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("csi-sanity takes a while; run without -short")
 	}
-	endpoint := startDriver(t, plugin.Config{MaxVolumesPerNode: 3})
+	world, err := topology.Load("../../sanity/testdata/world.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extensions, err := zpsanity.LoadConfig("../../sanity/testdata/zonepath.yaml")
+	if err == nil {
+		err = zpsanity.SetConfig(extensions)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := startDriver(t, plugin.Config{MaxVolumesPerNode: 3, Topology: world})
 	cfg := sanity.NewTestConfig()
 	cfg.Address = endpoint
 	cfg.TargetPath = filepath.Join(t.TempDir(), "target")
@@ -35,7 +50,7 @@ func TestSanity(t *testing.T) {
 	RegisterFailHandler(Fail)
 	suite, reporter := GinkgoConfiguration()
 	suite.SkipStrings = []string{brokenUpstreamTest}
-	RunSpecs(t, "csi-sanity v5.6.0 against zonepath", suite, reporter)
+	RunSpecs(t, "csi-sanity v5.6.0 and zonepath extensions against zonepath", suite, reporter)
 }
 
 // startDriver serves a plugin on a fresh unix socket until the test ends.
