@@ -43,14 +43,15 @@ start_driver upstream
 echo "sanity: [1/3] bin/csi-sanity (csi-test v5.6.0), skipping: $skip"
 # shellcheck disable=SC2046
 bin/csi-sanity --csi.endpoint "unix://$sock" $(paths upstream) --csi.testnodevolumeattachlimit \
-  --ginkgo.skip "$skip" --ginkgo.junit-report "$out/csi-sanity.xml" --ginkgo.no-color
+  --ginkgo.skip "$skip" --ginkgo.junit-report "$out/csi-sanity.xml" --ginkgo.no-color | tee "$out/csi-sanity.txt"
 stop_driver
 
 start_driver zonepath
 echo "sanity: [2/3] bin/zonepath-sanity: upstream suite and zonepath extensions"
 # shellcheck disable=SC2046
 bin/zonepath-sanity --csi.endpoint "unix://$sock" $(paths zonepath) --csi.testnodevolumeattachlimit \
-  --zonepath.config sanity/testdata/zonepath.yaml --ginkgo.junit-report "$out/zonepath-sanity.xml" --ginkgo.no-color
+  --zonepath.config sanity/testdata/zonepath.yaml --ginkgo.junit-report "$out/zonepath-sanity.xml" --ginkgo.no-color \
+  | tee "$out/zonepath-sanity.txt"
 stop_driver
 
 start_driver no-snapshot-topology --disable-capabilities SNAPSHOT_ACCESSIBILITY_CONSTRAINTS
@@ -60,3 +61,8 @@ bin/zonepath-sanity --csi.endpoint "unix://$sock" $(paths no-snapshot-topology) 
   --zonepath.config sanity/testdata/zonepath.yaml --ginkgo.junit-report "$out/zonepath-sanity-no-snapshot-topology.xml" \
   --zonepath.upstream=false --ginkgo.no-color | tee "$out/no-snapshot-topology.txt"
 stop_driver
+
+# One closing line over the three runs, from Ginkgo's own totals.
+cat "$out/csi-sanity.txt" "$out/zonepath-sanity.txt" "$out/no-snapshot-topology.txt" |
+  sed -n 's/.*-- \([0-9]*\) Passed | \([0-9]*\) Failed | [0-9]* Pending | \([0-9]*\) Skipped.*/\1 \2 \3/p' |
+  awk '{p += $1; f += $2; s += $3} END {printf "sanity: %d passed, %d failed, %d skipped\n", p, f, s}'
