@@ -11,4 +11,24 @@ import (
 	// The e2e framework the e2e suite is built on; pinning it keeps
 	// k8s.io/kubernetes v1.37.1 and its staging replaces in the module graph.
 	_ "k8s.io/kubernetes/test/e2e/framework"
+
+	// The fake-zones cluster (`make components`): the control plane from the
+	// same k8s.io/kubernetes the e2e framework pins, kwok for the fake nodes,
+	// and the upstream CSI sidecars. They build against this module's one
+	// graph (k8s staging at v0.37.1, CSI spec v1.13.0), so the cluster runs
+	// the exact Kubernetes the tests compile against. Two cannot join them
+	// and have modules of their own, which say why: etcd
+	// (hack/components/etcd) and csi-provisioner
+	// (hack/components/csi-provisioner).
+	_ "github.com/kubernetes-csi/external-attacher/v4/cmd/csi-attacher"
+	_ "github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter"
+	_ "github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "sigs.k8s.io/kwok/cmd/kwok"
+	// The snapshot CRDs snapshot-controller needs ship in this module's
+	// client/config/crd; require it explicitly so its version is ours, not
+	// whatever the sidecars happen to need.
+	_ "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 )
