@@ -7,7 +7,7 @@ LDFLAGS    := -X main.version=$(VERSION)
 # Fuzz targets run for a bounded time in `make test`.
 FUZZTIME   ?= 10s
 
-.PHONY: all build test unit fuzz sanity bench conformance clean
+.PHONY: all build test unit fuzz sanity bench conformance components clean
 
 all: build
 
@@ -47,6 +47,16 @@ bench:
 ## conformance: the main job. Conformance of the built-in driver in its fake
 ## zones (today: upstream csi-sanity against bin/zonepath); results under _output/.
 conformance: sanity
+
+## components: the fake-zones cluster's binaries into bin/, versions stamped:
+## etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
+## snapshot-controller, csi-snapshotter, csi-attacher, csi-provisioner, from the
+## modules pinned in go.mod (hack/tools.go) and hack/components/*/go.mod.
+## One at a time (2 cores); go's build cache makes an unchanged rebuild take
+## seconds. A subset: make components COMPONENTS="etcd kwok".
+COMPONENTS ?=
+components:
+	GO=$(GO) BIN=$(BIN) hack/components.sh $(COMPONENTS)
 
 clean:
 	rm -rf $(BIN) $(OUT)
