@@ -39,6 +39,8 @@ func TestRestartLosesNothing(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// Never leave a driver behind, also when the test fails early.
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			if _, err := os.Stat(sock); err == nil {
@@ -91,10 +93,10 @@ func TestRestartLosesNothing(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	cmd.Wait() // the state database is free once the process is gone
 
 	cmd, conn = start()
-	defer func() { cmd.Process.Kill(); cmd.Wait(); conn.Close() }()
+	defer conn.Close()
 	ctrl = csi.NewControllerClient(conn)
 	vols, err := ctrl.ListVolumes(ctx, &csi.ListVolumesRequest{})
 	if err != nil {
