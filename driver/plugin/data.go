@@ -87,7 +87,10 @@ func (d *dataDir) createBlock(path string, size int64, fromSnapshot, fromVolume 
 	if err != nil {
 		return err
 	}
-	return f.Truncate(size)
+	if err := f.Truncate(size); err != nil {
+		return err
+	}
+	return f.Sync() // the copy must outlive a crash once the record does
 }
 
 func (d *dataDir) resizeBlock(id string, size int64) error {
@@ -135,6 +138,11 @@ func (d *dataDir) snapshot(snapID, volID string, block bool) error {
 	}
 	if err == nil && !block {
 		err = tw.Close()
+	}
+	// The snapshot's record is committed after this returns: its data
+	// must be on disk first, or a crash leaves a snapshot without data.
+	if err == nil {
+		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -216,6 +224,9 @@ func writeFile(path string, r io.Reader, mode fs.FileMode) error {
 		return err
 	}
 	_, err = io.Copy(out, r)
+	if err == nil {
+		err = out.Sync() // restored data must be durable before the volume's record
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
