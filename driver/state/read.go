@@ -1,5 +1,7 @@
 package state
 
+import "sort"
+
 // The read methods serve from memory and see only durable records.
 
 // Volume returns a durable volume, or nil.
@@ -29,15 +31,30 @@ func (s *Store) ListVolumes(from string, max int) ([]*Volume, string) {
 func (s *Store) ListSnapshots(from string, max int, sourceVolume string) ([]*Snapshot, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	keep := func(*Snapshot) bool { return true }
-	if sourceVolume != "" {
-		ids := s.bySource[sourceVolume]
-		keep = func(v *Snapshot) bool { return ids[v.ID] && v.SourceVolume == sourceVolume }
-		if len(ids) == 0 {
-			return nil, ""
+	if sourceVolume == "" {
+		return page(s.snapshots, from, max, s.durable, func(*Snapshot) bool { return true })
+	}
+	// Walk the volume's own snapshots, not all of them: a CO lists by
+	// source volume routinely, and a volume has few snapshots.
+	ids := make([]string, 0, len(s.bySource[sourceVolume]))
+	for id := range s.bySource[sourceVolume] {
+		if id >= from {
+			ids = append(ids, id)
 		}
 	}
-	return page(s.snapshots, from, max, s.durable, keep)
+	sort.Strings(ids)
+	var out []*Snapshot
+	for _, id := range ids {
+		v := s.snapshots.visible(id, s.durable)
+		if v == nil || v.SourceVolume != sourceVolume {
+			continue
+		}
+		if max > 0 && len(out) == max {
+			return out, id
+		}
+		out = append(out, v)
+	}
+	return out, ""
 }
 
 // PublishedNodes returns the nodes a durable volume is published to.
