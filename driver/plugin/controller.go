@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -215,7 +216,7 @@ func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 		why = "its parameters differ"
 	case v.SourceSnapshot != spec.sourceSnapshot || v.SourceVolume != spec.sourceVolume:
 		why = "its volume_content_source differs"
-	case spec.candidates != nil && len(spec.requirement.GetRequisite()) > 0 && !contains(spec.candidates, p.zoneIndex(v.Zone)):
+	case spec.candidates != nil && len(spec.requirement.GetRequisite()) > 0 && !slices.Contains(spec.candidates, p.zoneIndex(v.Zone)):
 		why = fmt.Sprintf("it lives in %s, outside the requisite topology", v.Zone)
 	default:
 		return nil
@@ -304,7 +305,7 @@ func checkSourceFits(srcSize, size int64, srcBlock, block bool, kind, id string)
 func narrow(requested, allowed []int, source string, p *Plugin) ([]int, error) {
 	var out []int
 	for _, i := range requested {
-		if contains(allowed, i) {
+		if slices.Contains(allowed, i) {
 			out = append(out, i)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	mountutils "k8s.io/mount-utils"
 )
 
 // TestDataSurvivesSnapshotAndRestore writes through a published volume,
@@ -85,8 +86,7 @@ func writeAt(t *testing.T, path string, data []byte) {
 	}
 }
 
-// isMountPoint reports whether path is listed in /proc/self/mountinfo.
 func isMountPoint(path string) bool {
-	info, err := os.ReadFile("/proc/self/mountinfo")
-	return err == nil && bytes.Contains(info, []byte(" "+path+" "))
+	mounted, err := mountutils.New("").IsMountPoint(path)
+	return err == nil && mounted
 }

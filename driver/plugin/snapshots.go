@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 
@@ -149,7 +150,7 @@ func (p *Plugin) checkSameSnapshot(s *state.Snapshot, spec *snapshotSpec) error 
 		return nil
 	}
 	for _, z := range p.snapshotZones(s) {
-		if !contains(spec.candidates, z) {
+		if !slices.Contains(spec.candidates, z) {
 			return status.Errorf(codes.AlreadyExists, "snapshot %q already exists as %s, usable from %s, which is not within the requisite topology",
 				spec.name, s.ID, topology.FormatSegments(p.snapshotTopologySegments(s)))
 		}
@@ -234,7 +235,7 @@ func (p *Plugin) nearZones(home int) []int {
 
 func (p *Plugin) regionWithin(region string, zones []int) bool {
 	for i, z := range p.topo.Zones {
-		if z.Region == region && !contains(zones, i) {
+		if z.Region == region && !slices.Contains(zones, i) {
 			return false
 		}
 	}
@@ -247,7 +248,7 @@ func (p *Plugin) snapshotZones(s *state.Snapshot) []int {
 	for _, seg := range p.snapshotTopologySegments(s) {
 		zones, _ := p.topo.Select(seg.GetSegments())
 		for _, z := range zones {
-			if !contains(out, z) {
+			if !slices.Contains(out, z) {
 				out = append(out, z)
 			}
 		}

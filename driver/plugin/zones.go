@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -16,8 +15,6 @@ func allZones(t *topology.Topology) []int {
 	}
 	return out
 }
-
-func contains(s []int, v int) bool { return slices.Contains(s, v) }
 
 // zoneIndex resolves a zone ID stored in state. A zone removed from the
 // topology file since is reported as -1 and matches nothing.
