@@ -113,6 +113,10 @@ func New(cfg Config) (*Plugin, error) {
 	return p, nil
 }
 
+// MountKind is how node operations mount: "bind" or "none", the outcome
+// of Config.Mount's probe, so that a host of many node plugins probes once.
+func (p *Plugin) MountKind() string { return p.mounter.kind() }
+
 // Close releases the state.
 func (p *Plugin) Close() error { return p.store.Close() }
 
