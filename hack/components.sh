@@ -4,7 +4,7 @@
 # release builds stamp them:
 #   etcd                                  hack/components/etcd/go.mod (see there why)
 #   kube-apiserver, kube-controller-manager,
-#   kube-scheduler, kwok, snapshot-controller,
+#   kube-scheduler, kubectl, kwok, snapshot-controller,
 #   csi-snapshotter, csi-attacher         go.mod, pinned by hack/tools.go
 #   csi-provisioner                       hack/components/csi-provisioner/go.mod (see there why)
 # Versions are read from the module graph, so bumping a pin in go.mod is the
@@ -24,7 +24,7 @@ BIN=${BIN:-$ROOT/bin}
 ETCD_MOD=$ROOT/hack/components/etcd
 PROVISIONER_MOD=$ROOT/hack/components/csi-provisioner
 
-ALL=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok
+ALL=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
 	snapshot-controller csi-snapshotter csi-attacher csi-provisioner)
 
 # modver DIR MODULE: the version of MODULE selected in DIR's module graph.
@@ -64,7 +64,7 @@ component() {
 		build etcd "$ETCD_MOD" go.etcd.io/etcd/server/v3 "$ver" \
 			"-X go.etcd.io/etcd/api/v3/version.Version=${ver#v} -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$ver"
 		;;
-	kube-apiserver | kube-controller-manager | kube-scheduler)
+	kube-apiserver | kube-controller-manager | kube-scheduler | kubectl)
 		ver=$(modver "$ROOT" k8s.io/kubernetes)
 		build "$name" "$ROOT" "k8s.io/kubernetes/cmd/$name" "$ver" "$(k8s_ldflags "$ver")"
 		;;

@@ -26,6 +26,8 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	// kubectl, so a fake-zones user can look at the cluster.
+	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "sigs.k8s.io/kwok/cmd/kwok"
 	// The snapshot CRDs snapshot-controller needs ship in this module's
 	// client/config/crd; require it explicitly so its version is ours, not
