@@ -1,0 +1,170 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/zonepath/zonepath/fakezones/kubelet"
+	"github.com/zonepath/zonepath/fakezones/proc"
+)
+
+// component is one process of the cluster.
+type component struct {
+	name string
+	// bin is the binary's name under Options.BinDir.
+	bin  string
+	args []string
+}
+
+// binary is the path of a binary under the bin directory.
+func (u *up) binary(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(u.o.BinDir, name)
+}
+
+// has reports whether a binary was built, to choose zonepath's
+// controllers over the upstream ones they replace.
+func (u *up) has(name string) bool {
+	st, err := os.Stat(u.binary(name))
+	return err == nil && st.Mode().IsRegular()
+}
+
+func (u *up) spec(c component) proc.Spec {
+	return proc.Spec{Name: c.name, Path: u.binary(c.bin), Args: c.args, Log: u.w.log(c.name)}
+}
+
+func (u *up) etcd() component {
+	return component{name: "etcd", bin: "etcd", args: []string{
+		"--name=fakezones", "--data-dir=" + u.w.path("etcd"),
+		"--listen-client-urls=" + u.etcdURL, "--advertise-client-urls=" + u.etcdURL,
+		"--listen-peer-urls=http://127.0.0.1:" + fmt.Sprint(u.ports.etcdPeer),
+		"--initial-advertise-peer-urls=http://127.0.0.1:" + fmt.Sprint(u.ports.etcdPeer),
+		"--initial-cluster=fakezones=http://127.0.0.1:" + fmt.Sprint(u.ports.etcdPeer),
+		// A throwaway test cluster: durability buys nothing, fsync costs
+		// seconds of start-up on a slow disk.
+		"--unsafe-no-fsync", "--log-level=warn",
+	}}
+}
+
+func (u *up) apiserver() component {
+	p := u.w.pki
+	return component{name: "kube-apiserver", bin: "kube-apiserver", args: []string{
+		"--etcd-servers=" + u.etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", u.ports.apiserver),
+		"--tls-cert-file=" + p.CertPath("apiserver"), "--tls-private-key-file=" + p.KeyPath("apiserver"),
+		"--client-ca-file=" + p.CertPath("ca"),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + p.Dir + "/service-account.pub",
+		"--service-account-signing-key-file=" + p.KeyPath("service-account"),
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--authorization-mode=RBAC", "--allow-privileged=true",
+		// The default reconciler refuses a loopback advertise address, and
+		// no pod here needs to reach the API through a Service.
+		"--endpoint-reconciler-type=none",
+		// Priority and fairness only queues requests of a cluster this
+		// small, and its bootstrap objects slow every start.
+		"--enable-priority-and-fairness=false",
+		"--profiling=false", "--v=1",
+	}}
+}
+
+func (u *up) controllerManager() component {
+	p := u.w.pki
+	return component{name: "kube-controller-manager", bin: "kube-controller-manager", args: []string{
+		"--kubeconfig=" + u.w.kubeconfig("kube-controller-manager"),
+		"--leader-elect=false", "--secure-port=0",
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file=" + p.KeyPath("service-account"),
+		"--root-ca-file=" + p.CertPath("ca"),
+		"--v=1",
+	}}
+}
+
+// scheduler is zonepath-scheduler (kube-scheduler with SnapshotTopology)
+// when it was built, else kube-scheduler.
+func (u *up) scheduler() (component, error) {
+	bin, plugins := "kube-scheduler", ""
+	args := []string{"--config=" + u.w.path("scheduler.yaml"), "--secure-port=0", "--v=1"}
+	if u.has("zonepath-scheduler") {
+		bin = "zonepath-scheduler"
+		plugins = "  plugins:\n    multiPoint:\n      enabled:\n      - name: SnapshotTopology\n"
+		args = append(args, "--feature-gates="+u.o.FeatureGates)
+	}
+	config := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: default-scheduler
+%s`, u.w.kubeconfig("kube-scheduler"), plugins)
+	if err := os.WriteFile(u.w.path("scheduler.yaml"), []byte(config), 0o644); err != nil {
+		return component{}, err
+	}
+	return component{name: "scheduler", bin: bin, args: args}, nil
+}
+
+func (u *up) kwok() component {
+	return component{name: "kwok", bin: "kwok", args: []string{
+		"--kubeconfig=" + u.w.adminKubeconfig(), "--config=" + u.w.path("kwok.yaml"),
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		"--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16", "--node-ip=127.0.0.1",
+		// kwok logs every lease renewal at INFO: 300 nodes fill a disk.
+		"--v=WARN",
+	}}
+}
+
+func (u *up) snapshotController() component {
+	return component{name: "snapshot-controller", bin: "snapshot-controller", args: []string{
+		"--kubeconfig=" + u.w.adminKubeconfig(), "--leader-election=false", "--v=2",
+	}}
+}
+
+func (u *up) driverController() component {
+	return component{name: "zonepath-controller", bin: "zonepath", args: []string{
+		"--controller", "--node=false", "--endpoint=unix://" + u.controllerSocket(),
+		"--state-dir=" + u.w.path("driver", "state"), "--data-dir=" + u.w.path("driver", "data"),
+		"--topology-file=" + u.w.path("driver", "topology.yaml"), "--v=2",
+	}}
+}
+
+func (u *up) controllerSocket() string { return u.w.path("csi", "controller.sock") }
+
+// sidecars are the CSI sidecars on the controller socket: zonepath's
+// snapshotter and provisioner where built (they carry KEP-5943), else the
+// upstream ones, and the upstream attacher.
+func (u *up) sidecars() []component {
+	common := []string{"--csi-address=" + u.controllerSocket(), "--kubeconfig=" + u.w.adminKubeconfig(),
+		"--leader-election=false", "--v=2"}
+	pick := func(name, ours, upstream string) component {
+		if u.has(ours) {
+			return component{name: name, bin: ours, args: append(slicesClone(common), "--feature-gates="+u.o.FeatureGates)}
+		}
+		return component{name: name, bin: upstream, args: slicesClone(common)}
+	}
+	return []component{
+		pick("provisioner", "zonepath-provisioner", "csi-provisioner"),
+		pick("snapshotter", "zonepath-snapshotter", "csi-snapshotter"),
+		{name: "attacher", bin: "csi-attacher", args: slicesClone(common)},
+	}
+}
+
+// kubeletStandIn runs zonepath-cluster's kubelet command, the stand-in
+// for the kubelets kwok nodes lack.
+func (u *up) kubeletStandIn() component {
+	return component{name: "kubelet", bin: "zonepath-cluster", args: []string{
+		"kubelet", "--work-dir=" + u.w.dir, "--kubeconfig=" + u.w.adminKubeconfig(),
+		"--data-dir=" + u.w.path("driver", "data"), "--v=2",
+	}}
+}
+
+// NodeSocket is the node plugin socket of a node in a cluster's work
+// directory.
+func NodeSocket(workDir, node string) string { return kubelet.SocketPath(workDir, node) }
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }

@@ -1,0 +1,402 @@
+// Package cluster brings a fake-zones cluster up and down: certificates,
+// etcd, kube-apiserver, then every other component at once, the objects
+// the cluster needs, and readiness checks that fail fast with the log of
+// whichever component died. Every started process is recorded in the
+// work directory's cluster.json as soon as it starts, so a failed or
+// interrupted start, and any later "down", stop exactly what was started.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"github.com/zonepath/zonepath/fakezones/objects"
+	"github.com/zonepath/zonepath/fakezones/pki"
+	"github.com/zonepath/zonepath/fakezones/proc"
+	"github.com/zonepath/zonepath/fakezones/spec"
+)
+
+// Options configure Up.
+type Options struct {
+	// WorkDir holds everything of the cluster: logs, kubeconfigs,
+	// certificates, etcd data, sockets.
+	WorkDir string
+	// BinDir holds the components (make components, make build).
+	BinDir string
+	// CRDDir holds the snapshot CRDs to install.
+	CRDDir  string
+	Cluster *spec.Cluster
+	// FeatureGates is passed to zonepath's own controllers.
+	FeatureGates string
+	// Timeout bounds the whole start.
+	Timeout time.Duration
+	Out     io.Writer
+}
+
+type ports struct{ etcd, etcdPeer, apiserver int }
+
+type up struct {
+	o       Options
+	w       *workDir
+	ports   ports
+	etcdURL string
+	state   *State
+	clients objects.Clients
+	config  *rest.Config
+}
+
+// Up starts a cluster and returns when it is ready: nodes Ready, node
+// plugins registered, classes installed. On failure or cancellation it
+// stops whatever it had started before returning.
+func Up(ctx context.Context, o Options) (s *State, err error) {
+	t0 := time.Now()
+	u := &up{o: o, w: &workDir{dir: o.WorkDir}}
+	if old, err := ReadState(o.WorkDir); err != nil {
+		return nil, err
+	} else if old != nil && len(old.Running()) > 0 {
+		return nil, fmt.Errorf("a cluster is running in %s (%d processes); run down first", o.WorkDir, len(old.Running()))
+	}
+	if err := u.w.reset(); err != nil {
+		return nil, err
+	}
+	u.state = &State{WorkDir: o.WorkDir, Kubeconfig: u.w.adminKubeconfig(), Controller: u.controllerSocket()}
+	defer func() {
+		if err != nil {
+			fmt.Fprintf(o.Out, "start failed, stopping what was started (logs stay in %s)\n", u.w.path("logs"))
+			_ = u.state.stop(context.Background(), o.Out)
+		}
+	}()
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	for _, st := range []struct {
+		what string
+		run  func(context.Context) error
+	}{
+		{"certificates and kubeconfigs", u.credentials},
+		{"etcd", u.startEtcd},
+		{"kube-apiserver", u.startAPIServer},
+		{"controllers, kwok, sidecars, zonepath", u.startRest},
+		{"RBAC, CRDs, CSIDriver, classes", u.install},
+		{fmt.Sprintf("%d nodes in %d zones", len(o.Cluster.Nodes), o.Cluster.Zones), u.nodes},
+		{"nodes Ready, node plugins registered", u.ready},
+	} {
+		if err := u.step(ctx, st.what, st.run); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(o.Out, "cluster ready in %s\n", since(t0))
+	return u.state, nil
+}
+
+func (u *up) step(ctx context.Context, what string, run func(context.Context) error) error {
+	t0 := time.Now()
+	fmt.Fprintf(u.o.Out, "  %-44s ", what)
+	err := run(ctx)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		fmt.Fprintf(u.o.Out, "failed after %s\n", since(t0))
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	fmt.Fprintf(u.o.Out, "%s\n", since(t0))
+	return nil
+}
+
+func (u *up) credentials(context.Context) error {
+	var err error
+	if u.ports, err = freePorts(); err != nil {
+		return err
+	}
+	u.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", u.ports.etcd)
+	u.state.Server = fmt.Sprintf("https://127.0.0.1:%d", u.ports.apiserver)
+	ca, err := pki.NewCA(u.w.path("pki"), "fakezones-ca")
+	if err != nil {
+		return err
+	}
+	u.w.pki = ca
+	if err := ca.Serving("apiserver", "127.0.0.1", "localhost", "kubernetes", "kubernetes.default.svc"); err != nil {
+		return err
+	}
+	if err := ca.ServiceAccountKey("service-account"); err != nil {
+		return err
+	}
+	for user, id := range map[string][2]string{
+		"admin":                   {"fakezones-admin", "system:masters"},
+		"kube-controller-manager": {"system:kube-controller-manager", ""},
+		"kube-scheduler":          {objects.SchedulerUser, ""},
+	} {
+		var groups []string
+		if id[1] != "" {
+			groups = []string{id[1]}
+		}
+		if err := ca.Client(user, id[0], groups...); err != nil {
+			return err
+		}
+		if err := ca.Kubeconfig(u.w.kubeconfig(user), u.state.Server, user); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// freePorts asks the kernel for three free ports at once, so they differ.
+func freePorts() (ports, error) {
+	var got [3]int
+	for i := range got {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return ports{}, err
+		}
+		defer l.Close()
+		got[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports{etcd: got[0], etcdPeer: got[1], apiserver: got[2]}, nil
+}
+
+// start starts c and records it before anything else can fail.
+func (u *up) start(c component) (*proc.Process, error) {
+	p, err := proc.Start(u.spec(c))
+	if err != nil {
+		return nil, err
+	}
+	u.state.Processes = append(u.state.Processes, p)
+	return p, u.w.writeState(u.state)
+}
+
+func (u *up) startEtcd(ctx context.Context) error {
+	p, err := u.start(u.etcd())
+	if err != nil {
+		return err
+	}
+	return u.waitFor(ctx, []*proc.Process{p}, func(ctx context.Context) (bool, error) {
+		return httpOK(ctx, http.DefaultClient, u.etcdURL+"/health"), nil
+	})
+}
+
+func (u *up) startAPIServer(ctx context.Context) error {
+	p, err := u.start(u.apiserver())
+	if err != nil {
+		return err
+	}
+	if err := u.connect(); err != nil {
+		return err
+	}
+	client, err := rest.HTTPClientFor(u.config)
+	if err != nil {
+		return err
+	}
+	return u.waitFor(ctx, []*proc.Process{p}, func(ctx context.Context) (bool, error) {
+		return httpOK(ctx, client, u.state.Server+"/readyz"), nil
+	})
+}
+
+func (u *up) connect() error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", u.w.adminKubeconfig())
+	if err != nil {
+		return err
+	}
+	// Creating hundreds of nodes and CSINodes is the start's critical
+	// path; client-side throttling would only slow it.
+	cfg.QPS, cfg.Burst = 1000, 2000
+	u.config = cfg
+	if u.clients.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if u.clients.Extensions, err = apiextensions.NewForConfig(cfg); err != nil {
+		return err
+	}
+	u.clients.Dynamic, err = dynamic.NewForConfig(cfg)
+	return err
+}
+
+func httpOK(ctx context.Context, client *http.Client, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode == http.StatusOK
+}
+
+// startRest starts every component that only needs the API server; each
+// retries until the objects it needs appear.
+func (u *up) startRest(context.Context) error {
+	if err := u.writeConfigs(); err != nil {
+		return err
+	}
+	sched, err := u.scheduler()
+	if err != nil {
+		return err
+	}
+	all := append([]component{u.controllerManager(), sched, u.kwok(), u.snapshotController(), u.driverController()}, u.sidecars()...)
+	for _, c := range append(all, u.kubeletStandIn()) {
+		if _, err := u.start(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeConfigs writes the driver's topology file and kwok's stages.
+func (u *up) writeConfigs() error {
+	topo, err := yaml.Marshal(u.o.Cluster.DriverTopology())
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(u.w.path("driver", "topology.yaml"), topo, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(u.w.path("cluster.yaml"), mustYAML(u.o.Cluster.File), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(u.w.path("kwok.yaml"), []byte(kwokStages()), 0o644)
+}
+
+func mustYAML(v any) []byte {
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		panic(err) // a plain struct always marshals
+	}
+	return data
+}
+
+func (u *up) install(ctx context.Context) error {
+	if err := objects.InstallRBAC(ctx, u.clients); err != nil {
+		return err
+	}
+	if _, err := objects.InstallCRDs(ctx, u.clients, u.o.CRDDir); err != nil {
+		return err
+	}
+	if err := objects.InstallStorage(ctx, u.clients, u.o.Cluster); err != nil {
+		return err
+	}
+	return objects.InstallSnapshotClasses(ctx, u.clients, u.o.Cluster)
+}
+
+func (u *up) nodes(ctx context.Context) error {
+	return objects.CreateNodes(ctx, u.clients, u.o.Cluster)
+}
+
+// ready waits for every node to be Ready, every node plugin registered at
+// start to be in its CSINode, and the default service account, without
+// which no pod can be created.
+func (u *up) ready(ctx context.Context) error {
+	want := map[string]bool{}
+	for _, n := range u.o.Cluster.Nodes {
+		want[n.Name] = n.HasDriver() && n.RegisterAfter == 0
+	}
+	progress := "nothing listed yet"
+	err := u.waitFor(ctx, u.state.Processes, func(ctx context.Context) (bool, error) {
+		nodes, err := u.clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		csiNodes, err := u.clients.Kube.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready, registered := countReady(nodes.Items), countRegistered(csiNodes.Items, want)
+		progress = fmt.Sprintf("%d of %d nodes Ready, %d of %d node plugins registered", ready, len(want), registered, countTrue(want))
+		if ready < len(want) || registered < countTrue(want) {
+			return false, nil
+		}
+		_, err = u.clients.Kube.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		progress += ", no default service account yet"
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (%s)", err, progress)
+	}
+	return nil
+}
+
+func countReady(nodes []v1.Node) int {
+	n := 0
+	for _, node := range nodes {
+		for _, c := range node.Status.Conditions {
+			if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func countRegistered(csiNodes []storagev1.CSINode, want map[string]bool) int {
+	n := 0
+	for _, cn := range csiNodes {
+		if !want[cn.Name] {
+			continue
+		}
+		for _, d := range cn.Spec.Drivers {
+			if d.Name == objects.Driver {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func countTrue(m map[string]bool) int {
+	n := 0
+	for _, v := range m {
+		if v {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor polls cond until it holds, failing at once with the log of any
+// of procs that exits meanwhile.
+func (u *up) waitFor(ctx context.Context, procs []*proc.Process, cond wait.ConditionWithContextFunc) error {
+	return wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for _, p := range procs {
+			select {
+			case <-p.Exited():
+				return false, p.ExitError()
+			default:
+			}
+		}
+		return cond(ctx)
+	})
+}
+
+// Summary describes a ready cluster for the user.
+func (s *State) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kubeconfig:  %s\n", s.Kubeconfig)
+	fmt.Fprintf(&b, "API server:  %s\n", s.Server)
+	fmt.Fprintf(&b, "CSI driver:  %s (controller)\n", s.Controller)
+	fmt.Fprintf(&b, "logs:        %s\n", (&workDir{dir: s.WorkDir}).path("logs"))
+	fmt.Fprintf(&b, "try:         kubectl --kubeconfig %s get nodes -L topology.kubernetes.io/zone\n", s.Kubeconfig)
+	return b.String()
+}

@@ -1,0 +1,230 @@
+// Command zonepath-cluster brings a fake-zones Kubernetes cluster up and
+// down: a real control plane and kwok nodes in several zones, the
+// snapshot controller, the CSI sidecars and the zonepath driver, all local
+// processes. No Docker, no registry.
+//
+//	zonepath-cluster up --zones 3 --nodes-per-zone 2
+//	kubectl --kubeconfig _output/fakezones/kubeconfig/admin get nodes -L topology.kubernetes.io/zone
+//	zonepath-cluster down
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/fakezones/cluster"
+	"github.com/zonepath/zonepath/fakezones/kubelet"
+	"github.com/zonepath/zonepath/fakezones/spec"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "devel"
+
+func main() {
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	root := &cobra.Command{
+		Use:           "zonepath-cluster",
+		Short:         "A local multi-zone Kubernetes cluster of processes, for zonepath and any CSI test",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeletCommand())
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "zonepath-cluster:", err)
+		os.Exit(1)
+	}
+}
+
+const defaultWorkDir = "_output/fakezones"
+
+func upCommand() *cobra.Command {
+	var (
+		o          cluster.Options
+		file       string
+		overrides  spec.File
+		maxVolumes int64
+	)
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start a cluster and wait until it is ready",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := loadCluster(cmd, file, overrides, maxVolumes)
+			if err != nil {
+				return err
+			}
+			o.Cluster, o.Out = cl, cmd.OutOrStdout()
+			if err := absPaths(&o.WorkDir, &o.BinDir, &o.CRDDir); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "fakezones: %d regions, %d zones, %d nodes in %s\n", cl.Regions, cl.Zones, len(cl.Nodes), o.WorkDir)
+			s, err := cluster.Up(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(o.Out, s.Summary())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.WorkDir, "work-dir", defaultWorkDir, "directory for the cluster's logs, kubeconfigs, certificates and data; wiped on up")
+	f.StringVar(&o.BinDir, "bin-dir", binDir(), "directory of the components (make components, make build)")
+	f.StringVar(&o.CRDDir, "crd-dir", filepath.Join(binDir(), "crds"), "directory of the snapshot CRDs to install (make crds)")
+	f.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
+	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up and stop everything when not ready by then")
+	f.StringVar(&file, "config", "", "cluster file (regions, zones, nodesPerZone, maxVolumesPerNode, nodes); flags override it")
+	f.IntVar(&overrides.Regions, "regions", 0, "regions the zones are spread over (default 1)")
+	f.IntVar(&overrides.Zones, "zones", 0, "zones (default 3)")
+	f.IntVar(&overrides.NodesPerZone, "nodes-per-zone", 0, "kwok nodes per zone (default 2)")
+	f.Int64Var(&maxVolumes, "max-volumes-per-node", -1, "attach limit of every node (default: the file's, else none)")
+	return cmd
+}
+
+// loadCluster reads the cluster file and applies the flags that were set.
+func loadCluster(cmd *cobra.Command, path string, o spec.File, maxVolumes int64) (*spec.Cluster, error) {
+	var f spec.File
+	if path != "" {
+		cl, err := spec.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		f = cl.File
+	}
+	flags := cmd.Flags()
+	if flags.Changed("regions") {
+		f.Regions = o.Regions
+	}
+	if flags.Changed("zones") {
+		f.Zones = o.Zones
+	}
+	if flags.Changed("nodes-per-zone") {
+		f.NodesPerZone = o.NodesPerZone
+	}
+	if flags.Changed("max-volumes-per-node") {
+		f.MaxVolumesPerNode = maxVolumes
+	}
+	return f.Expand()
+}
+
+func downCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the cluster's processes, newest first; logs stay",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := absPaths(&dir); err != nil {
+				return err
+			}
+			t0 := time.Now()
+			if err := cluster.Down(context.Background(), dir, cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "fakezones: down in %.2fs\n", time.Since(t0).Seconds())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "work-dir", defaultWorkDir, "the cluster's work directory")
+	return cmd
+}
+
+func statusCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Say which of the cluster's processes run",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := cluster.ReadState(dir)
+			if err != nil {
+				return err
+			}
+			if s == nil {
+				return fmt.Errorf("no cluster in %s", dir)
+			}
+			for _, p := range s.Processes {
+				state := "stopped"
+				if p.Alive() {
+					state = "running"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%-24s pid %-8d %s\n", p.Name, p.PID, state)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), s.Summary())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "work-dir", defaultWorkDir, "the cluster's work directory")
+	return cmd
+}
+
+// kubeletCommand is the kubelet stand-in that "up" starts; it is not for
+// people.
+func kubeletCommand() *cobra.Command {
+	var dir, kubeconfig, dataDir string
+	cmd := &cobra.Command{
+		Use:    "kubelet",
+		Short:  "Serve and register the node plugins of a cluster's fake nodes (started by up)",
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := spec.Load(filepath.Join(dir, "cluster.yaml"))
+			if err != nil {
+				return err
+			}
+			topo, err := topology.Load(filepath.Join(dir, "driver", "topology.yaml"))
+			if err != nil {
+				return err
+			}
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return err
+			}
+			cfg.QPS, cfg.Burst = 500, 1000
+			kube, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			ctx := klog.NewContext(cmd.Context(), klog.Background())
+			return kubelet.Run(ctx, kubelet.Config{Cluster: cl, Topology: topo, Kube: kube, WorkDir: dir, DataDir: dataDir})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "work-dir", "", "the cluster's work directory")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig with rights on nodes and CSINodes")
+	f.StringVar(&dataDir, "data-dir", "", "the driver controller's data directory")
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	f.AddGoFlagSet(fs)
+	return cmd
+}
+
+// binDir is the directory of this binary: make puts every component
+// beside it.
+func binDir() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "bin"
+	}
+	return filepath.Dir(self)
+}
+
+func absPaths(paths ...*string) error {
+	for _, p := range paths {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+// Package kubelet stands in for the kubelets a kwok cluster does not have.
+// It runs a zonepath node plugin for every fake node that has the driver,
+// all in one process (a node plugin process per node would cost 300
+// processes for a 300-node cluster), and registers each plugin the way
+// kubelet's CSI plugin registration does: it asks the plugin NodeGetInfo
+// over its socket, then
+//
+//   - adds the driver to the node's CSINode: nodeID, the keys of the
+//     plugin's accessible topology, and allocatable.count from
+//     max_volumes_per_node (KEP-5030 reads it there);
+//   - labels the Node with the plugin's topology segment and records the
+//     node ID in the csi.volume.kubernetes.io/nodeid annotation.
+//
+// Like kubelet it creates every node's CSINode, with no drivers, before
+// any plugin registers; the cluster file can instead leave a node without
+// a CSINode, without the driver, or register it late.
+package kubelet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/fakezones/spec"
+)
+
+// NodeIDAnnotation is where kubelet records the node IDs of CSI drivers.
+const NodeIDAnnotation = "csi.volume.kubernetes.io/nodeid"
+
+// Config is what the stand-in needs.
+type Config struct {
+	Cluster  *spec.Cluster
+	Topology *topology.Topology
+	Kube     kubernetes.Interface
+	// WorkDir holds node plugin sockets and state.
+	WorkDir string
+	// DataDir is the controller's data directory, which node plugins share.
+	DataDir string
+}
+
+// SocketPath is the node plugin socket of node under workDir.
+func SocketPath(workDir, node string) string {
+	return filepath.Join(workDir, "csi", "nodes", node+".sock")
+}
+
+// Run serves every node plugin and registers it, until ctx is done.
+func Run(ctx context.Context, cfg Config) error {
+	logger := klog.FromContext(ctx)
+	plugins, err := startPlugins(ctx, cfg)
+	defer func() {
+		for _, p := range plugins {
+			_ = p.Close()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(cfg.Cluster.Nodes))
+	for _, n := range cfg.Cluster.Nodes {
+		wg.Go(func() {
+			if err := register(ctx, cfg, n); err != nil && ctx.Err() == nil {
+				logger.Error(err, "Registration failed", "node", n.Name)
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	logger.Info("All node plugins registered", "nodes", len(cfg.Cluster.Nodes))
+	<-ctx.Done()
+	return nil
+}
+
+// startPlugins opens a node plugin per node with the driver, a few at a
+// time: each opens its own state database. The first one probes whether
+// bind mounts work here; the others take its answer instead of probing
+// again.
+func startPlugins(ctx context.Context, cfg Config) ([]*plugin.Plugin, error) {
+	nodes := driverNodes(cfg.Cluster)
+	plugins := make([]*plugin.Plugin, len(nodes))
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	first, err := newPlugin(cfg, nodes[0], "auto")
+	if err != nil {
+		return nil, err
+	}
+	plugins[0] = first
+	g, _ := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, n := range nodes[1:] {
+		g.Go(func() error {
+			p, err := newPlugin(cfg, n, first.MountKind())
+			plugins[i+1] = p
+			return err
+		})
+	}
+	err = g.Wait()
+	plugins = slices.DeleteFunc(plugins, func(p *plugin.Plugin) bool { return p == nil })
+	if err != nil {
+		return plugins, err
+	}
+	for i, p := range plugins {
+		go func() {
+			if err := p.Serve(ctx); err != nil {
+				klog.FromContext(ctx).Error(err, "Node plugin stopped", "node", nodes[i].Name)
+			}
+		}()
+	}
+	return plugins, nil
+}
+
+func driverNodes(cl *spec.Cluster) []spec.Node {
+	var out []spec.Node
+	for _, n := range cl.Nodes {
+		if n.HasDriver() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func newPlugin(cfg Config, n spec.Node, mount string) (*plugin.Plugin, error) {
+	zone, err := cfg.Topology.FindZone(n.Region + "/" + n.Zone)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	p, err := plugin.New(plugin.Config{
+		Endpoint: "unix://" + SocketPath(cfg.WorkDir, n.Name), NodeID: n.Name,
+		StateDir: filepath.Join(cfg.WorkDir, "nodes", n.Name), DataDir: cfg.DataDir,
+		Topology: cfg.Topology, Node: plugin.NodeLocation{Zone: zone},
+		ServeNode: true, Mount: mount,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	return p, nil
+}
+
+// register brings one node's CSINode and labels to what its registration
+// mode says.
+func register(ctx context.Context, cfg Config, n spec.Node) error {
+	if n.Registration == spec.NoCSINode {
+		return nil
+	}
+	if err := ensureCSINode(ctx, cfg.Kube, n.Name); err != nil {
+		return err
+	}
+	if !n.HasDriver() {
+		return nil
+	}
+	if n.RegisterAfter > 0 {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(n.RegisterAfter):
+		}
+	}
+	info, err := nodeGetInfo(ctx, SocketPath(cfg.WorkDir, n.Name))
+	if err != nil {
+		return fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	if err := labelNode(ctx, cfg.Kube, n.Name, info); err != nil {
+		return fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	if err := addDriver(ctx, cfg.Kube, n.Name, info); err != nil {
+		return fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Registered", "node", n.Name, "nodeID", info.GetNodeId(),
+		"maxVolumesPerNode", info.GetMaxVolumesPerNode(), "topology", info.GetAccessibleTopology().GetSegments())
+	return nil
+}
+
+// nodeGetInfo asks the plugin over its socket, as kubelet does, waiting
+// for the socket to answer.
+func nodeGetInfo(ctx context.Context, socket string) (*csi.NodeGetInfoResponse, error) {
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var resp *csi.NodeGetInfoResponse
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var callErr error
+		resp, callErr = csi.NewNodeClient(conn).NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+		return callErr == nil, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("NodeGetInfo on %s: %w", socket, err)
+	}
+	return resp, nil
+}
+
+// ensureCSINode creates the node's CSINode once its Node exists: kubelet
+// registers the Node itself, here "up" creates it.
+func ensureCSINode(ctx context.Context, kube kubernetes.Interface, name string) error {
+	var node *v1.Node
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var err error
+		node, err = kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for node %s: %w", name, err)
+	}
+	csiNode := &storagev1.CSINode{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			// Owned by its Node, as kubelet does, so deleting the node
+			// deletes it.
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Node", Name: name, UID: node.UID,
+			}},
+		},
+		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{}},
+	}
+	_, err = kube.StorageV1().CSINodes().Create(ctx, csiNode, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating CSINode %s: %w", name, err)
+	}
+	return nil
+}
+
+// addDriver puts the plugin's entry into the CSINode, replacing an older
+// entry of the same driver as kubelet does on re-registration.
+func addDriver(ctx context.Context, kube kubernetes.Interface, name string, info *csi.NodeGetInfoResponse) error {
+	entry := storagev1.CSINodeDriver{Name: plugin.DefaultName, NodeID: info.GetNodeId(), TopologyKeys: topologyKeys(info)}
+	if n := info.GetMaxVolumesPerNode(); n > 0 {
+		entry.Allocatable = &storagev1.VolumeNodeResources{Count: ptr.To(int32(min(n, 1<<31-1)))}
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		csiNode, err := kube.StorageV1().CSINodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		drivers := []storagev1.CSINodeDriver{entry}
+		for _, d := range csiNode.Spec.Drivers {
+			if d.Name != entry.Name {
+				drivers = append(drivers, d)
+			}
+		}
+		csiNode.Spec.Drivers = drivers
+		_, err = kube.StorageV1().CSINodes().Update(ctx, csiNode, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func topologyKeys(info *csi.NodeGetInfoResponse) []string {
+	var keys []string
+	for k := range info.GetAccessibleTopology().GetSegments() {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// labelNode adds the plugin's segment to the node's labels and its node ID
+// to the nodeid annotation, with a strategic merge patch that leaves every
+// other label alone. The annotation holds only zonepath: a fake node has
+// no other CSI driver whose entry it could drop.
+func labelNode(ctx context.Context, kube kubernetes.Interface, name string, info *csi.NodeGetInfoResponse) error {
+	ids, err := json.Marshal(map[string]string{plugin.DefaultName: info.GetNodeId()})
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"labels":      info.GetAccessibleTopology().GetSegments(),
+		"annotations": map[string]string{NodeIDAnnotation: string(ids)},
+	}})
+	if err != nil {
+		return err
+	}
+	_, err = kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	return err
+}

@@ -1,0 +1,316 @@
+// Package objects installs what a fake-zones cluster needs in its API:
+// the snapshot CRDs, the CSIDriver, StorageClasses and
+// VolumeSnapshotClasses for each binding mode with and without
+// allowedTopologies, the RBAC the scheduler plugin needs, and the kwok
+// nodes themselves.
+package objects
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/zonepath/zonepath/controllers/snapshotapi"
+	"github.com/zonepath/zonepath/fakezones/spec"
+)
+
+// Driver is the CSI driver the cluster installs.
+const Driver = "zonepath.csi.dev"
+
+// Labels and annotations of a kwok node.
+const (
+	ZoneLabel      = "topology.kubernetes.io/zone"
+	RegionLabel    = "topology.kubernetes.io/region"
+	KwokAnnotation = "kwok.x-k8s.io/node"
+)
+
+// Clients are the API clients objects uses.
+type Clients struct {
+	Kube       kubernetes.Interface
+	Extensions apiextensions.Interface
+	Dynamic    dynamic.Interface
+}
+
+// InstallCRDs creates every CRD in dir (*.yaml) and waits until each is
+// established, so that objects of its kinds can be created right after.
+func InstallCRDs(ctx context.Context, c Clients, dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no CRD files (*.yaml) in %s", dir)
+	}
+	sort.Strings(files)
+	var names []string
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue // the upstream directory's index, not a CRD
+		}
+		crd, err := readCRD(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := create(ctx, crd.Name, func() error {
+			_, err := c.Extensions.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		names = append(names, crd.Name)
+	}
+	for _, n := range names {
+		if err := waitEstablished(ctx, c, n); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
+func readCRD(path string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, crd); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if crd.Kind != "CustomResourceDefinition" || crd.Name == "" {
+		return nil, fmt.Errorf("%s: not a CustomResourceDefinition", path)
+	}
+	return crd, nil
+}
+
+func waitEstablished(ctx context.Context, c Clients, name string) error {
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		crd, err := c.Extensions.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, cond := range crd.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// create runs fn and treats AlreadyExists as success, so that installing
+// into a cluster that has the object is not an error.
+func create(ctx context.Context, what string, fn func() error) error {
+	if err := fn(); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %s: %w", what, err)
+	}
+	return nil
+}
+
+// InstallStorage creates the CSIDriver and the StorageClasses.
+func InstallStorage(ctx context.Context, c Clients, cl *spec.Cluster) error {
+	driver := &storagev1.CSIDriver{
+		ObjectMeta: metav1.ObjectMeta{Name: Driver},
+		Spec: storagev1.CSIDriverSpec{
+			AttachRequired:       ptr.To(true),
+			PodInfoOnMount:       ptr.To(false),
+			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent},
+		},
+	}
+	if err := create(ctx, "CSIDriver "+Driver, func() error {
+		_, err := c.Kube.StorageV1().CSIDrivers().Create(ctx, driver, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, sc := range StorageClasses(cl) {
+		if err := create(ctx, "StorageClass "+sc.Name, func() error {
+			_, err := c.Kube.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StorageClasses are zonepath (Immediate) and zonepath-wffc
+// (WaitForFirstConsumer, the default class), each also as
+// <name>-<first zone> restricted to the first zone.
+func StorageClasses(cl *spec.Cluster) []*storagev1.StorageClass {
+	zone := spec.ZoneName(0)
+	var out []*storagev1.StorageClass
+	for _, mode := range []storagev1.VolumeBindingMode{storagev1.VolumeBindingImmediate, storagev1.VolumeBindingWaitForFirstConsumer} {
+		name := "zonepath"
+		if mode == storagev1.VolumeBindingWaitForFirstConsumer {
+			name = "zonepath-wffc"
+		}
+		base := &storagev1.StorageClass{
+			ObjectMeta:        metav1.ObjectMeta{Name: name},
+			Provisioner:       Driver,
+			ReclaimPolicy:     ptr.To(v1.PersistentVolumeReclaimDelete),
+			VolumeBindingMode: ptr.To(mode),
+		}
+		if mode == storagev1.VolumeBindingWaitForFirstConsumer {
+			base.Annotations = map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}
+		}
+		zonal := base.DeepCopy()
+		zonal.Name += "-" + zone
+		zonal.Annotations = nil
+		zonal.AllowedTopologies = []v1.TopologySelectorTerm{zoneTerm(cl, 0)}
+		out = append(out, base, zonal)
+	}
+	return out
+}
+
+// zoneTerm selects the i-th zone, with its region: the shape the driver
+// reports for a zonal segment.
+func zoneTerm(cl *spec.Cluster, i int) v1.TopologySelectorTerm {
+	return v1.TopologySelectorTerm{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{
+		{Key: RegionLabel, Values: []string{cl.RegionOf(i)}},
+		{Key: ZoneLabel, Values: []string{spec.ZoneName(i)}},
+	}}
+}
+
+// InstallSnapshotClasses creates the VolumeSnapshotClasses: zonepath (the
+// default), zonepath-<first zone> with allowedTopologies for the first
+// zone, and zonepath-region taking region-wide snapshots.
+func InstallSnapshotClasses(ctx context.Context, c Clients, cl *spec.Cluster) error {
+	for _, vsc := range SnapshotClasses(cl) {
+		if err := create(ctx, "VolumeSnapshotClass "+vsc.GetName(), func() error {
+			_, err := c.Dynamic.Resource(snapshotapi.VolumeSnapshotClasses).Create(ctx, vsc, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SnapshotClasses are the VolumeSnapshotClasses InstallSnapshotClasses
+// creates, unstructured because allowedTopologies is not in the typed API.
+func SnapshotClasses(cl *spec.Cluster) []*unstructured.Unstructured {
+	class := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": snapshotapi.Group + "/v1", "kind": "VolumeSnapshotClass",
+			"metadata": map[string]any{"name": name}, "driver": Driver, "deletionPolicy": "Delete",
+		}}
+	}
+	def := class("zonepath")
+	def.SetAnnotations(map[string]string{"snapshot.storage.kubernetes.io/is-default-class": "true"})
+	zonal := class("zonepath-" + spec.ZoneName(0))
+	term := zoneTerm(cl, 0)
+	zonal.Object["allowedTopologies"] = []any{map[string]any{"matchLabelExpressions": []any{
+		map[string]any{"key": term.MatchLabelExpressions[0].Key, "values": []any{term.MatchLabelExpressions[0].Values[0]}},
+		map[string]any{"key": term.MatchLabelExpressions[1].Key, "values": []any{term.MatchLabelExpressions[1].Values[0]}},
+	}}}
+	region := class("zonepath-region")
+	region.Object["parameters"] = map[string]any{"zonepath.csi.dev/snapshotScope": "region"}
+	return []*unstructured.Unstructured{def, zonal, region}
+}
+
+// SchedulerUser is the identity of the cluster's scheduler.
+const SchedulerUser = "system:kube-scheduler"
+
+// InstallRBAC lets the scheduler read snapshots, which the
+// SnapshotTopology plugin resolves and kube-scheduler's own role does not
+// cover.
+func InstallRBAC(ctx context.Context, c Clients) error {
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "zonepath:snapshot-topology-scheduler"},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{snapshotapi.Group},
+			Resources: []string{"volumesnapshots", "volumesnapshotcontents"},
+			Verbs:     []string{"get", "list", "watch"},
+		}},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: SchedulerUser}},
+	}
+	if err := create(ctx, "ClusterRole "+role.Name, func() error {
+		_, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	return create(ctx, "ClusterRoleBinding "+binding.Name, func() error {
+		_, err := c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// CreateNodes creates the cluster's kwok nodes, zone-labelled, a few at a
+// time.
+func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster) error {
+	const workers = 16
+	work := make(chan spec.Node)
+	errs := make(chan error, len(cl.Nodes))
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for n := range work {
+				node := Node(n)
+				errs <- create(ctx, "Node "+n.Name, func() error {
+					_, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+					return err
+				})
+			}
+		})
+	}
+	for _, n := range cl.Nodes {
+		work <- n
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	var msgs []string
+	for err := range errs {
+		if err != nil {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	if len(msgs) > 0 {
+		return fmt.Errorf("%d of %d nodes: %s", len(msgs), len(cl.Nodes), strings.Join(msgs[:min(3, len(msgs))], "; "))
+	}
+	return nil
+}
+
+// Node is the Node object of a fake node: kwok manages it (annotation),
+// it carries the well-known topology labels, and its status has room for
+// pods; kwok's node stages make it Ready and keep its lease.
+func Node(n spec.Node) *v1.Node {
+	capacity := v1.ResourceList{
+		v1.ResourceCPU:    resource.MustParse("32"),
+		v1.ResourceMemory: resource.MustParse("256Gi"),
+		v1.ResourcePods:   resource.MustParse("110"),
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: n.Name,
+			Labels: map[string]string{
+				"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+				"type": "kwok", RegionLabel: n.Region, ZoneLabel: n.Zone,
+			},
+			Annotations: map[string]string{KwokAnnotation: "fake"},
+		},
+		Status: v1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+}

@@ -1,0 +1,173 @@
+// Package proc starts the fake-zones cluster's components as detached
+// child processes, each in its own process group with its own log file,
+// and stops them again, so that the cluster outlives the command that
+// started it and "down" - from any later command - leaves nothing behind.
+//
+// A process is identified by its PID and its start time (field 22 of
+// /proc/PID/stat): a PID alone could have been reused by an unrelated
+// process since the cluster was started, and down must never signal that.
+package proc
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Spec says what to run.
+type Spec struct {
+	Name string
+	Path string
+	Args []string
+	// Env is added to the environment of this process.
+	Env []string
+	// Log is the file that gets stdout and stderr, appended to.
+	Log string
+}
+
+// Process is a started process, as recorded in the cluster's state file.
+type Process struct {
+	Name      string `json:"name"`
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"startTime"`
+	Log       string `json:"log"`
+	// exited is closed when the process ends, for the process that
+	// started it; nil after reading the state file.
+	exited chan struct{}
+	err    error
+}
+
+// Start runs spec detached: a new process group, stdin from /dev/null,
+// output to spec.Log. The caller's context does not bound the process.
+func Start(spec Spec) (*Process, error) {
+	if err := os.MkdirAll(filepath.Dir(spec.Log), 0o755); err != nil {
+		return nil, err
+	}
+	log, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%s: opening its log: %w", spec.Name, err)
+	}
+	defer log.Close()
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: starting %s: %w", spec.Name, spec.Path, err)
+	}
+	p := &Process{Name: spec.Name, PID: cmd.Process.Pid, Log: spec.Log, exited: make(chan struct{})}
+	p.StartTime, _ = startTime(p.PID)
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// Exited is closed when a process this command started has ended.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// ExitError says how a process this command started ended, with the tail
+// of its log, so a failed start explains itself.
+func (p *Process) ExitError() error {
+	return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", p.Name, p.err, p.Log, Tail(p.Log, 15))
+}
+
+// Alive reports whether the process is still the one that was started.
+func (p *Process) Alive() bool {
+	st, err := startTime(p.PID)
+	return err == nil && (p.StartTime == 0 || st == p.StartTime) && !zombie(p.PID)
+}
+
+// Stop sends SIGTERM to the process group, waits up to grace for the
+// process to end, then sends SIGKILL to the group. It is a no-op for a
+// process that is already gone.
+func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
+	if !p.Alive() {
+		return nil
+	}
+	_ = syscall.Kill(-p.PID, syscall.SIGTERM)
+	if p.wait(ctx, grace) {
+		killGroup(p.PID)
+		return nil
+	}
+	killGroup(p.PID)
+	if !p.wait(ctx, 5*time.Second) {
+		return fmt.Errorf("%s (pid %d) survived SIGKILL", p.Name, p.PID)
+	}
+	return nil
+}
+
+// killGroup makes sure nothing the process started outlives it.
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+func (p *Process) wait(ctx context.Context, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if !p.Alive() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return !p.Alive()
+		case <-p.exitedOrNever():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return !p.Alive()
+}
+
+func (p *Process) exitedOrNever() <-chan struct{} {
+	if p.exited == nil {
+		return nil
+	}
+	return p.exited
+}
+
+// startTime is the process's start time in clock ticks since boot.
+func startTime(pid int) (uint64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name in field 2 may hold spaces; fields after it are
+	// counted from its closing parenthesis.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("pid %d: malformed stat", pid)
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 20 {
+		return 0, fmt.Errorf("pid %d: short stat", pid)
+	}
+	return strconv.ParseUint(fields[19], 10, 64)
+}
+
+func zombie(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(data, ')')
+	return i >= 0 && len(data) > i+2 && data[i+2] == 'Z'
+}
+
+// Tail returns the last n lines of a file, for error messages.
+func Tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}

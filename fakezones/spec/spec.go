@@ -1,0 +1,223 @@
+// Package spec reads the fake-zones cluster file and expands it into named
+// regions, zones and nodes, and into the zonepath driver's topology file.
+package spec
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/yaml"
+
+	"github.com/zonepath/zonepath/driver/topology"
+)
+
+// Registration says how a node's zonepath node plugin is registered, the
+// cases KEP-5030 distinguishes.
+type Registration string
+
+const (
+	// Registered: the node plugin runs and is registered at once: a
+	// CSINode entry with its topology keys and attach limit, and node
+	// labels for its segment.
+	Registered Registration = "registered"
+	// Late: as Registered, but only after RegisterAfter.
+	Late Registration = "late"
+	// NoDriver: the node has a CSINode without a zonepath entry, as a
+	// kubelet without the driver installed reports it.
+	NoDriver Registration = "no-driver"
+	// NoCSINode: the node has no CSINode object at all.
+	NoCSINode Registration = "no-csinode"
+)
+
+// Limits that keep a typo from starting a thousand processes' worth of
+// fake nodes.
+const (
+	MaxZones        = 26
+	MaxNodesPerZone = 1000
+	MaxRegions      = MaxZones
+)
+
+// File is the cluster file.
+type File struct {
+	// Regions is how many regions (region-1, region-2, ...) the zones are
+	// spread over, round robin. Default 1.
+	Regions int `json:"regions,omitempty"`
+	// Zones is how many zones (zone-a, zone-b, ...) there are. Default 3.
+	Zones int `json:"zones,omitempty"`
+	// NodesPerZone is how many kwok nodes each zone has. Default 2.
+	NodesPerZone int `json:"nodesPerZone,omitempty"`
+	// MaxVolumesPerNode is every node's attach limit; 0 means none is
+	// reported (CSINode allocatable stays unset).
+	MaxVolumesPerNode int64 `json:"maxVolumesPerNode,omitempty"`
+	// Nodes overrides single nodes by name.
+	Nodes []NodeOverride `json:"nodes,omitempty"`
+}
+
+// NodeOverride changes one node.
+type NodeOverride struct {
+	Name              string        `json:"name"`
+	Registration      Registration  `json:"registration,omitempty"`
+	RegisterAfter     time.Duration `json:"registerAfter,omitempty"`
+	MaxVolumesPerNode *int64        `json:"maxVolumesPerNode,omitempty"`
+}
+
+// Node is one expanded fake node.
+type Node struct {
+	Name, Region, Zone string
+	Registration       Registration
+	RegisterAfter      time.Duration
+	MaxVolumesPerNode  int64
+}
+
+// HasDriver says whether the node runs a zonepath node plugin.
+func (n Node) HasDriver() bool { return n.Registration == Registered || n.Registration == Late }
+
+// Cluster is a validated, expanded cluster file.
+type Cluster struct {
+	File
+	Nodes []Node
+}
+
+// Load reads a cluster file; an empty path gives the defaults.
+func Load(path string) (*Cluster, error) {
+	var f File
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading cluster file: %w", err)
+		}
+		if err := yaml.UnmarshalStrict(data, &f); err != nil {
+			return nil, fmt.Errorf("cluster file %s: %w", path, err)
+		}
+	}
+	return f.Expand()
+}
+
+// Expand fills in defaults, validates and names every node.
+func (f File) Expand() (*Cluster, error) {
+	f.defaults()
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	nodes := f.nodes()
+	byName := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		byName[n.Name] = i
+	}
+	seen := sets.New[string]()
+	for _, o := range f.Nodes {
+		i, ok := byName[o.Name]
+		if !ok {
+			return nil, fmt.Errorf("nodes: %q is not a node of this cluster (nodes are named like %s)", o.Name, nodes[0].Name)
+		}
+		if seen.Has(o.Name) {
+			return nil, fmt.Errorf("nodes: %q is listed twice", o.Name)
+		}
+		seen.Insert(o.Name)
+		if err := o.apply(&nodes[i]); err != nil {
+			return nil, fmt.Errorf("nodes: %q: %w", o.Name, err)
+		}
+	}
+	return &Cluster{File: f, Nodes: nodes}, nil
+}
+
+func (f *File) defaults() {
+	if f.Regions == 0 {
+		f.Regions = 1
+	}
+	if f.Zones == 0 {
+		f.Zones = 3
+	}
+	if f.NodesPerZone == 0 {
+		f.NodesPerZone = 2
+	}
+}
+
+func (f File) validate() error {
+	switch {
+	case f.Zones < 1 || f.Zones > MaxZones:
+		return fmt.Errorf("zones: %d is not between 1 and %d", f.Zones, MaxZones)
+	case f.Regions < 1 || f.Regions > f.Zones:
+		return fmt.Errorf("regions: %d is not between 1 and the number of zones (%d)", f.Regions, f.Zones)
+	case f.NodesPerZone < 1 || f.NodesPerZone > MaxNodesPerZone:
+		return fmt.Errorf("nodesPerZone: %d is not between 1 and %d", f.NodesPerZone, MaxNodesPerZone)
+	case f.MaxVolumesPerNode < 0:
+		return fmt.Errorf("maxVolumesPerNode: %d is negative", f.MaxVolumesPerNode)
+	}
+	return nil
+}
+
+func (o NodeOverride) apply(n *Node) error {
+	switch o.Registration {
+	case "":
+	case Registered, Late, NoDriver, NoCSINode:
+		n.Registration = o.Registration
+	default:
+		return fmt.Errorf("registration %q is not one of %s, %s, %s, %s", o.Registration, Registered, Late, NoDriver, NoCSINode)
+	}
+	if o.RegisterAfter < 0 {
+		return fmt.Errorf("registerAfter %v is negative", o.RegisterAfter)
+	}
+	if o.RegisterAfter > 0 && n.Registration != Late {
+		return fmt.Errorf("registerAfter needs registration %q", Late)
+	}
+	n.RegisterAfter = o.RegisterAfter
+	if n.Registration == Late && n.RegisterAfter == 0 {
+		n.RegisterAfter = 30 * time.Second
+	}
+	if o.MaxVolumesPerNode != nil {
+		if *o.MaxVolumesPerNode < 0 {
+			return fmt.Errorf("maxVolumesPerNode %d is negative", *o.MaxVolumesPerNode)
+		}
+		n.MaxVolumesPerNode = *o.MaxVolumesPerNode
+	}
+	return nil
+}
+
+// ZoneName is the name of the i-th zone: zone-a, zone-b, ...
+func ZoneName(i int) string { return fmt.Sprintf("zone-%c", 'a'+i) }
+
+// RegionName is the name of the i-th region: region-1, region-2, ...
+func RegionName(i int) string { return fmt.Sprintf("region-%d", i+1) }
+
+// RegionOf is the region of the i-th zone: zones go round robin.
+func (f File) RegionOf(zone int) string { return RegionName(zone % f.Regions) }
+
+func (f File) nodes() []Node {
+	nodes := make([]Node, 0, f.Zones*f.NodesPerZone)
+	for z := 0; z < f.Zones; z++ {
+		for i := 1; i <= f.NodesPerZone; i++ {
+			nodes = append(nodes, Node{
+				Name:   fmt.Sprintf("node-%c-%d", 'a'+z, i),
+				Region: f.RegionOf(z), Zone: ZoneName(z),
+				Registration:      Registered,
+				MaxVolumesPerNode: f.MaxVolumesPerNode,
+			})
+		}
+	}
+	return nodes
+}
+
+// DriverTopology is the zonepath driver's topology file for this cluster:
+// its regions and zones, and every node with the driver, so that the
+// controller can publish to them.
+func (c *Cluster) DriverTopology() topology.File {
+	f := topology.File{MaxVolumesPerNode: c.MaxVolumesPerNode}
+	for r := 0; r < c.Regions; r++ {
+		f.Regions = append(f.Regions, topology.Region{Name: RegionName(r)})
+	}
+	for z := 0; z < c.Zones; z++ {
+		r := z % c.Regions
+		f.Regions[r].Zones = append(f.Regions[r].Zones, topology.Zone{Name: ZoneName(z)})
+	}
+	for _, n := range c.Nodes {
+		if !n.HasDriver() {
+			continue
+		}
+		limit := n.MaxVolumesPerNode
+		f.Nodes = append(f.Nodes, topology.Node{ID: n.Name, Zone: n.Region + "/" + n.Zone, MaxVolumesPerNode: &limit})
+	}
+	return f
+}
