@@ -7,14 +7,18 @@ LDFLAGS    := -X main.version=$(VERSION)
 # Fuzz targets run for a bounded time in `make test`.
 FUZZTIME   ?= 10s
 
-.PHONY: all build crds test unit fuzz sanity bench conformance components clean
+.PHONY: all build crds test unit fuzz sanity bench conformance components clean \
+	fakezones-up fakezones-down fakezones-test
 
 all: build
 
-build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity crds
+build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity $(BIN)/zonepath-cluster crds
 
 $(BIN)/zonepath: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./driver/cmd/zonepath
+
+$(BIN)/zonepath-cluster: FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./fakezones/cmd/zonepath-cluster
 
 $(BIN)/zonepath-sanity: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./sanity/cmd/zonepath-sanity
@@ -54,9 +58,25 @@ sanity: build
 bench:
 	hack/bench.sh
 
-## conformance: the main job. Conformance of the built-in driver in its fake
-## zones (today: upstream csi-sanity against bin/zonepath); results under _output/.
-conformance: sanity
+## conformance: the main job. Conformance of the built-in driver on its own
+## and in a fake-zones cluster (hack/conformance.sh); results under
+## _output/conformance/.
+conformance: build components
+	hack/conformance.sh
+
+## fakezones-up / fakezones-down: a local multi-zone cluster of processes
+## (fakezones/); kubeconfig at _output/fakezones/kubeconfig/admin.
+## More nodes: make fakezones-up FAKEZONES_FLAGS="--zones 3 --nodes-per-zone 100"
+FAKEZONES_FLAGS ?=
+fakezones-up: build components
+	$(BIN)/zonepath-cluster up $(FAKEZONES_FLAGS)
+
+fakezones-down:
+	$(BIN)/zonepath-cluster down
+
+## fakezones-test: the cluster tests, which start and stop clusters of their own.
+fakezones-test: build components
+	ZONEPATH_BIN=$(BIN) $(GO) test -tags fakezones -count=1 -v ./fakezones/...
 
 ## components: the fake-zones cluster's binaries into bin/, versions stamped:
 ## etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok,

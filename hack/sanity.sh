@@ -8,7 +8,7 @@
 # JUnit reports and driver logs go to _output/sanity/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out="$PWD/_output/sanity"
+out="${SANITY_OUT:-$PWD/_output/sanity}"
 work="$(mktemp -d /tmp/zonepath-sanity.XXXXXX)"
 mkdir -p "$out"
 driver_pid=""

@@ -199,3 +199,16 @@ func tail(u *up, component string) string {
 	lines := strings.Split(string(data), "\n")
 	return strings.Join(lines[max(0, len(lines)-20):], "\n")
 }
+
+// A cluster of 300 nodes must start as a whole: every node Ready and every
+// node plugin registered (the figure is in the log).
+func TestThreeHundredNodes(t *testing.T) {
+	u, _ := start(t, spec.File{Zones: 3, NodesPerZone: 100})
+	csiNodes, err := u.clients.Kube.StorageV1().CSINodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(csiNodes.Items) != 300 {
+		t.Fatalf("%d CSINodes, want 300", len(csiNodes.Items))
+	}
+}

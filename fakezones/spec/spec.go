@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
 
@@ -51,16 +52,19 @@ type File struct {
 	// MaxVolumesPerNode is every node's attach limit; 0 means none is
 	// reported (CSINode allocatable stays unset).
 	MaxVolumesPerNode int64 `json:"maxVolumesPerNode,omitempty"`
+	// SnapshotQuotas limits the snapshot copies of single zones, by zone
+	// name, so that a test can exhaust one (RESOURCE_EXHAUSTED).
+	SnapshotQuotas map[string]int64 `json:"snapshotQuotas,omitempty"`
 	// Nodes overrides single nodes by name.
 	Nodes []NodeOverride `json:"nodes,omitempty"`
 }
 
 // NodeOverride changes one node.
 type NodeOverride struct {
-	Name              string        `json:"name"`
-	Registration      Registration  `json:"registration,omitempty"`
-	RegisterAfter     time.Duration `json:"registerAfter,omitempty"`
-	MaxVolumesPerNode *int64        `json:"maxVolumesPerNode,omitempty"`
+	Name              string          `json:"name"`
+	Registration      Registration    `json:"registration,omitempty"`
+	RegisterAfter     metav1.Duration `json:"registerAfter,omitempty"`
+	MaxVolumesPerNode *int64          `json:"maxVolumesPerNode,omitempty"`
 }
 
 // Node is one expanded fake node.
@@ -146,7 +150,24 @@ func (f File) validate() error {
 	case f.MaxVolumesPerNode < 0:
 		return fmt.Errorf("maxVolumesPerNode: %d is negative", f.MaxVolumesPerNode)
 	}
+	for zone, quota := range f.SnapshotQuotas {
+		if !f.hasZone(zone) {
+			return fmt.Errorf("snapshotQuotas: %q is not a zone of this cluster (%s to %s)", zone, ZoneName(0), ZoneName(f.Zones-1))
+		}
+		if quota < 0 {
+			return fmt.Errorf("snapshotQuotas: %s: %d is negative", zone, quota)
+		}
+	}
 	return nil
+}
+
+func (f File) hasZone(name string) bool {
+	for z := 0; z < f.Zones; z++ {
+		if ZoneName(z) == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (o NodeOverride) apply(n *Node) error {
@@ -157,13 +178,14 @@ func (o NodeOverride) apply(n *Node) error {
 	default:
 		return fmt.Errorf("registration %q is not one of %s, %s, %s, %s", o.Registration, Registered, Late, NoDriver, NoCSINode)
 	}
-	if o.RegisterAfter < 0 {
-		return fmt.Errorf("registerAfter %v is negative", o.RegisterAfter)
+	after := o.RegisterAfter.Duration
+	if after < 0 {
+		return fmt.Errorf("registerAfter %v is negative", after)
 	}
-	if o.RegisterAfter > 0 && n.Registration != Late {
+	if after > 0 && n.Registration != Late {
 		return fmt.Errorf("registerAfter needs registration %q", Late)
 	}
-	n.RegisterAfter = o.RegisterAfter
+	n.RegisterAfter = after
 	if n.Registration == Late && n.RegisterAfter == 0 {
 		n.RegisterAfter = 30 * time.Second
 	}
@@ -210,7 +232,11 @@ func (c *Cluster) DriverTopology() topology.File {
 	}
 	for z := 0; z < c.Zones; z++ {
 		r := z % c.Regions
-		f.Regions[r].Zones = append(f.Regions[r].Zones, topology.Zone{Name: ZoneName(z)})
+		zone := topology.Zone{Name: ZoneName(z)}
+		if q, ok := c.SnapshotQuotas[zone.Name]; ok {
+			zone.SnapshotQuota = &q
+		}
+		f.Regions[r].Zones = append(f.Regions[r].Zones, zone)
 	}
 	for _, n := range c.Nodes {
 		if !n.HasDriver() {

@@ -1,0 +1,140 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestExpand(t *testing.T) {
+	cases := []struct {
+		name    string
+		file    File
+		wantErr string
+		check   func(t *testing.T, c *Cluster)
+	}{
+		{name: "defaults", check: func(t *testing.T, c *Cluster) {
+			if c.Regions != 1 || c.Zones != 3 || c.NodesPerZone != 2 || len(c.Nodes) != 6 {
+				t.Fatalf("defaults = %+v with %d nodes", c.File, len(c.Nodes))
+			}
+			if n := c.Nodes[5]; n.Name != "node-c-2" || n.Zone != "zone-c" || n.Region != "region-1" || !n.HasDriver() {
+				t.Fatalf("last node = %+v", n)
+			}
+		}},
+		{name: "zones round robin over regions", file: File{Regions: 2, Zones: 3, NodesPerZone: 1}, check: func(t *testing.T, c *Cluster) {
+			var got []string
+			for _, n := range c.Nodes {
+				got = append(got, n.Region+"/"+n.Zone)
+			}
+			if strings.Join(got, " ") != "region-1/zone-a region-2/zone-b region-1/zone-c" {
+				t.Fatalf("placement = %v", got)
+			}
+		}},
+		{name: "overrides", file: File{MaxVolumesPerNode: 8, Nodes: []NodeOverride{
+			{Name: "node-a-1", Registration: NoCSINode},
+			{Name: "node-b-1", Registration: Late, RegisterAfter: metav1.Duration{Duration: time.Second}},
+			{Name: "node-b-2", Registration: Late},
+			{Name: "node-c-1", MaxVolumesPerNode: ptr.To[int64](2)},
+		}}, check: func(t *testing.T, c *Cluster) {
+			byName := map[string]Node{}
+			for _, n := range c.Nodes {
+				byName[n.Name] = n
+			}
+			if n := byName["node-a-1"]; n.HasDriver() || n.Registration != NoCSINode {
+				t.Errorf("node-a-1 = %+v", n)
+			}
+			if n := byName["node-b-1"]; !n.HasDriver() || n.RegisterAfter != time.Second {
+				t.Errorf("node-b-1 = %+v", n)
+			}
+			if n := byName["node-b-2"]; n.RegisterAfter != 30*time.Second {
+				t.Errorf("late without registerAfter waits %v, want the 30s default", n.RegisterAfter)
+			}
+			if byName["node-c-1"].MaxVolumesPerNode != 2 || byName["node-c-2"].MaxVolumesPerNode != 8 {
+				t.Errorf("attach limits = %d, %d", byName["node-c-1"].MaxVolumesPerNode, byName["node-c-2"].MaxVolumesPerNode)
+			}
+		}},
+		{name: "too many zones", file: File{Zones: 27}, wantErr: "zones: 27 is not between 1 and 26"},
+		{name: "more regions than zones", file: File{Regions: 4, Zones: 3}, wantErr: "regions: 4"},
+		{name: "negative nodes", file: File{NodesPerZone: -1}, wantErr: "nodesPerZone: -1"},
+		{name: "too many nodes", file: File{NodesPerZone: 1001}, wantErr: "nodesPerZone: 1001"},
+		{name: "negative limit", file: File{MaxVolumesPerNode: -1}, wantErr: "maxVolumesPerNode: -1"},
+		{name: "unknown node", file: File{Nodes: []NodeOverride{{Name: "node-z-9"}}}, wantErr: `"node-z-9" is not a node of this cluster (nodes are named like node-a-1)`},
+		{name: "node twice", file: File{Nodes: []NodeOverride{{Name: "node-a-1"}, {Name: "node-a-1"}}}, wantErr: "listed twice"},
+		{name: "unknown registration", file: File{Nodes: []NodeOverride{{Name: "node-a-1", Registration: "maybe"}}}, wantErr: `registration "maybe" is not one of`},
+		{name: "registerAfter without late", file: File{Nodes: []NodeOverride{{Name: "node-a-1", RegisterAfter: metav1.Duration{Duration: time.Second}}}}, wantErr: `registerAfter needs registration "late"`},
+		{name: "negative node limit", file: File{Nodes: []NodeOverride{{Name: "node-a-1", MaxVolumesPerNode: ptr.To[int64](-2)}}}, wantErr: "maxVolumesPerNode -2"},
+		{name: "quota of unknown zone", file: File{SnapshotQuotas: map[string]int64{"zone-q": 1}}, wantErr: `snapshotQuotas: "zone-q" is not a zone`},
+		{name: "negative quota", file: File{SnapshotQuotas: map[string]int64{"zone-a": -1}}, wantErr: "zone-a: -1 is negative"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.file.Expand()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+// The driver must accept the topology file the cluster writes for it,
+// with every node that has the driver and no other.
+func TestDriverTopologyValidates(t *testing.T) {
+	c, err := File{Regions: 2, Zones: 4, NodesPerZone: 3, MaxVolumesPerNode: 5,
+		SnapshotQuotas: map[string]int64{"zone-c": 2},
+		Nodes:          []NodeOverride{{Name: "node-a-2", Registration: NoDriver}}}.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := c.DriverTopology()
+	topo, err := f.Validate()
+	if err != nil {
+		t.Fatalf("driver rejects the cluster's topology: %v", err)
+	}
+	if len(f.Nodes) != 11 {
+		t.Fatalf("%d nodes in the driver's topology, want 11 (12 minus the one without the driver)", len(f.Nodes))
+	}
+	if _, ok := topo.Node("node-a-2"); ok {
+		t.Error("node-a-2 has no driver but the controller knows it")
+	}
+	n, ok := topo.Node("node-d-3")
+	if !ok || n.MaxVolumesPerNode != 5 {
+		t.Errorf("node-d-3 = %+v, %v", n, ok)
+	}
+	zc, ok := topo.Zone("region-1/zone-c")
+	if !ok || zc.SnapshotQuota != 2 {
+		t.Errorf("zone-c = %+v, %v; want snapshot quota 2", zc, ok)
+	}
+	if zb, _ := topo.Zone("region-2/zone-b"); zb.SnapshotQuota >= 0 {
+		t.Errorf("zone-b quota = %d, want unlimited", zb.SnapshotQuota)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, []byte("zones: 2\nnodesPerZone: 1\nnodes:\n- name: node-b-1\n  registration: late\n  registerAfter: 5s\n"), 0o644)
+	c, err := Load(good)
+	if err != nil || len(c.Nodes) != 2 || c.Nodes[1].RegisterAfter != 5*time.Second {
+		t.Fatalf("Load = %+v, %v", c, err)
+	}
+	typo := filepath.Join(dir, "typo.yaml")
+	os.WriteFile(typo, []byte("zone: 2\n"), 0o644)
+	if _, err := Load(typo); err == nil || !strings.Contains(err.Error(), `unknown field "zone"`) {
+		t.Fatalf("a misspelt field gave %v, want an unknown-field error", err)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "reading cluster file") {
+		t.Fatalf("a missing file gave %v", err)
+	}
+}

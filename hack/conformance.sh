@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# make conformance, the main job: conformance of the built-in driver, on
+# its own and in a local multi-zone cluster, with results under
+# _output/conformance/:
+#   1. hack/sanity.sh: upstream csi-sanity and zonepath-sanity against
+#      bin/zonepath on a socket (sanity/);
+#   2. the fake-zones cluster tests (go test -tags fakezones ./fakezones/...):
+#      6-node and 300-node clusters up and down, a zonal PVC provisioned in
+#      its zone by the real provisioner, a VolumeSnapshot ReadyToUse through
+#      the real snapshot-controller, no process left after down;
+#   3. a fake-zones cluster from hack/conformance/cluster.yaml, and
+#      zonepath-sanity against the driver as Kubernetes runs it there
+#      (controller socket plus node-a-1's node plugin);
+#   4. down, always, also after a failure or Ctrl-C.
+# Exits non-zero when any step fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="$PWD/_output/conformance"
+cluster="$out/cluster"
+rm -rf "$out"
+mkdir -p "$out"
+
+down() { bin/zonepath-cluster down --work-dir "$cluster" >>"$out/down.log" 2>&1 || echo "conformance: down failed, see $out/down.log"; }
+trap down EXIT
+
+echo "conformance: [1/3] sanity of bin/zonepath on its own"
+SANITY_OUT="$out/sanity" hack/sanity.sh
+
+echo "conformance: [2/3] fake-zones cluster tests"
+ZONEPATH_BIN="$PWD/bin" go test -tags fakezones -count=1 -v ./fakezones/... 2>&1 | tee "$out/fakezones-test.txt"
+
+echo "conformance: [3/3] zonepath-sanity against the driver in a fake-zones cluster"
+bin/zonepath-cluster up --work-dir "$cluster" --config hack/conformance/cluster.yaml
+bin/zonepath-sanity \
+  --csi.endpoint "unix://$cluster/csi/nodes/node-a-1.sock" \
+  --csi.controllerendpoint "unix://$cluster/csi/controller.sock" \
+  --csi.mountdir "$cluster/sanity/mnt" --csi.stagingdir "$cluster/sanity/staging" \
+  --csi.testnodevolumeattachlimit --zonepath.config hack/conformance/sanity.yaml \
+  --ginkgo.junit-report "$out/cluster-sanity.xml" --ginkgo.no-color | tee "$out/cluster-sanity.txt"
+echo "conformance: passed; logs and JUnit under $out"
