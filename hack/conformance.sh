@@ -31,6 +31,7 @@ ZONEPATH_BIN="$PWD/bin" go test -tags fakezones -count=1 -v ./fakezones/... 2>&1
 
 echo "conformance: [3/3] zonepath-sanity against the driver in a fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$cluster" --config hack/conformance/cluster.yaml
+mkdir -p "$cluster/sanity"
 bin/zonepath-sanity \
   --csi.endpoint "unix://$cluster/csi/nodes/node-a-1.sock" \
   --csi.controllerendpoint "unix://$cluster/csi/controller.sock" \
