@@ -1,0 +1,134 @@
+package kubelet
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/fakezones/objects"
+	"github.com/zonepath/zonepath/fakezones/spec"
+)
+
+// TestRegistersLikeKubelet runs real node plugins and checks what each
+// registration mode leaves in the API.
+func TestRegistersLikeKubelet(t *testing.T) {
+	cl, err := spec.File{Zones: 2, NodesPerZone: 2, MaxVolumesPerNode: 7, Nodes: []spec.NodeOverride{
+		{Name: "node-a-2", Registration: spec.NoDriver},
+		{Name: "node-b-1", Registration: spec.NoCSINode},
+		{Name: "node-b-2", Registration: spec.Late, RegisterAfter: metav1.Duration{Duration: 300 * time.Millisecond}, MaxVolumesPerNode: ptr.To[int64](2)},
+	}}.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := yaml.Marshal(cl.DriverTopology())
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := fake.NewClientset()
+	for _, n := range cl.Nodes {
+		if _, err := kube.CoreV1().Nodes().Create(context.Background(), objects.Node(n), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Unix socket paths are short; t.TempDir() can be too long for them.
+	dir, err := shortTempDir(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Cluster: cl, Topology: topo, Kube: kube, WorkDir: dir, DataDir: dir + "/data"})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	driverOf := func(ctx context.Context, node string) (found bool, id string, keys string, count int32, err error) {
+		cn, err := kube.StorageV1().CSINodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, "", "", 0, err
+		}
+		for _, d := range cn.Spec.Drivers {
+			if d.Name == "zonepath.csi.dev" {
+				if d.Allocatable != nil && d.Allocatable.Count != nil {
+					count = *d.Allocatable.Count
+				}
+				return true, d.NodeID, strings.Join(d.TopologyKeys, ","), count, nil
+			}
+		}
+		return false, "", "", 0, nil
+	}
+	// node-b-2 registers late: wait for it, then everything else must be
+	// in place too.
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		found, _, _, _, _ := driverOf(ctx, "node-b-2")
+		return found, nil
+	}); err != nil {
+		t.Fatalf("node-b-2 never registered: %v", err)
+	}
+	for _, tc := range []struct {
+		node      string
+		csiNode   bool
+		driver    bool
+		wantCount int32
+	}{
+		{node: "node-a-1", csiNode: true, driver: true, wantCount: 7},
+		{node: "node-a-2", csiNode: true},
+		{node: "node-b-1"},
+		{node: "node-b-2", csiNode: true, driver: true, wantCount: 2},
+	} {
+		found, id, keys, count, err := driverOf(ctx, tc.node)
+		if !tc.csiNode {
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("%s: CSINode lookup = %v, want NotFound", tc.node, err)
+			}
+			continue
+		}
+		if err != nil || found != tc.driver {
+			t.Errorf("%s: driver entry found = %v (err %v), want %v", tc.node, found, err, tc.driver)
+			continue
+		}
+		if !tc.driver {
+			continue
+		}
+		if id != tc.node || keys != "topology.kubernetes.io/region,topology.kubernetes.io/zone" || count != tc.wantCount {
+			t.Errorf("%s: entry = id %q keys %q count %d", tc.node, id, keys, count)
+		}
+		node, err := kube.CoreV1().Nodes().Get(ctx, tc.node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if node.Annotations[NodeIDAnnotation] != `{"zonepath.csi.dev":"`+tc.node+`"}` || node.Labels["type"] != "kwok" {
+			t.Errorf("%s: annotations %v, labels %v", tc.node, node.Annotations, node.Labels)
+		}
+	}
+}
+
+// shortTempDir is a temporary directory with a short path: unix socket
+// paths are limited to 107 bytes.
+func shortTempDir(t *testing.T) (string, error) {
+	dir, err := os.MkdirTemp("/tmp", "kubelet-")
+	if err != nil {
+		return "", err
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir, nil
+}

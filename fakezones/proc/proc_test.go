@@ -1,0 +1,118 @@
+package proc
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func start(t *testing.T, script string) *Process {
+	t.Helper()
+	p, err := Start(Spec{Name: "test", Path: "/bin/sh", Args: []string{"-c", script}, Log: filepath.Join(t.TempDir(), "logs", "test.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop(context.Background(), time.Second) })
+	return p
+}
+
+// Stop must take the whole process group down: components start children
+// of their own, and down must leave none.
+func TestStopEndsTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	child := filepath.Join(dir, "child.pid")
+	p := start(t, "sleep 60 & echo $! > "+child+"; wait")
+	var pid int
+	deadline := time.Now().Add(5 * time.Second)
+	for pid == 0 && time.Now().Before(deadline) {
+		data, _ := os.ReadFile(child)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatal("the child never started")
+	}
+	if !p.Alive() {
+		t.Fatal("the process is not alive after start")
+	}
+	if err := p.Stop(context.Background(), 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p.Alive() {
+		t.Fatal("the process survived Stop")
+	}
+	childProc := &Process{Name: "child", PID: pid}
+	childProc.StartTime, _ = startTime(pid)
+	if err := waitGone(childProc); err != nil {
+		t.Fatalf("the child %d survived its group's Stop", pid)
+	}
+	if err := p.Stop(context.Background(), time.Second); err != nil {
+		t.Fatalf("a second Stop: %v", err)
+	}
+}
+
+func waitGone(p *Process) error {
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(p.PID)); err != nil || zombie(p.PID) {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return os.ErrExist
+}
+
+// A process that ignores SIGTERM is killed after the grace period.
+func TestStopKillsAfterGrace(t *testing.T) {
+	p := start(t, "trap '' TERM; while :; do sleep 0.05; done")
+	time.Sleep(100 * time.Millisecond) // let the shell install its trap
+	t0 := time.Now()
+	if err := p.Stop(context.Background(), 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if p.Alive() {
+		t.Fatal("a process ignoring SIGTERM survived Stop")
+	}
+	if d := time.Since(t0); d < 300*time.Millisecond {
+		t.Fatalf("Stop returned after %v, before the grace period", d)
+	}
+}
+
+// A recorded PID now used by another process is not that process.
+func TestAliveChecksStartTime(t *testing.T) {
+	p := start(t, "sleep 60")
+	other := &Process{Name: "recorded", PID: p.PID, StartTime: p.StartTime + 1}
+	if other.Alive() {
+		t.Fatal("a PID with another start time counts as alive: down would signal a stranger")
+	}
+	if err := other.Stop(context.Background(), time.Second); err != nil || !p.Alive() {
+		t.Fatalf("Stop of a stale record signalled the live process (err %v)", err)
+	}
+}
+
+func TestExitErrorShowsTheLog(t *testing.T) {
+	p := start(t, "echo first; echo 'listen: address in use'; exit 3")
+	select {
+	case <-p.Exited():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the process did not exit")
+	}
+	msg := p.ExitError().Error()
+	if !strings.Contains(msg, "exit status 3") || !strings.Contains(msg, "listen: address in use") {
+		t.Fatalf("ExitError = %q, want the status and the log's last lines", msg)
+	}
+	if p.Alive() {
+		t.Fatal("an exited process is alive")
+	}
+}
+
+func TestStartFailsClearly(t *testing.T) {
+	_, err := Start(Spec{Name: "ghost", Path: "/nonexistent/ghost", Log: filepath.Join(t.TempDir(), "ghost.log")})
+	if err == nil || !strings.Contains(err.Error(), "ghost: starting /nonexistent/ghost") {
+		t.Fatalf("err = %v", err)
+	}
+}
