@@ -11,13 +11,17 @@ FUZZTIME   ?= 10s
 
 all: build
 
-build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity
+build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity $(BIN)/zonepath-provisioner
 
 $(BIN)/zonepath: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./driver/cmd/zonepath
 
 $(BIN)/zonepath-sanity: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./sanity/cmd/zonepath-sanity
+
+# csi-provisioner v6.3.0's library with KEP-5943's snapshot topology for Immediate binding.
+$(BIN)/zonepath-provisioner: FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-provisioner
 
 # The upstream csi-sanity command, built from the csi-test module pinned in go.mod.
 $(BIN)/csi-sanity: go.mod go.sum

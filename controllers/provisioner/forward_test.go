@@ -62,7 +62,7 @@ func TestDefaultsMatchTheLib(t *testing.T) {
 // interface (a method the lib type-asserts) fails here instead of being
 // silently dropped by the wrapper.
 func TestWrapperHasEveryUpstreamMethod(t *testing.T) {
-	upstream := newUpstream(t, nil, "zonepath.csi.dev", nil, false)
+	upstream := testUpstream(t, nil, "zonepath.csi.dev", nil, false)
 	want, got := reflect.TypeOf(upstream), reflect.TypeOf(New(upstream, nil))
 	for i := range want.NumMethod() {
 		m := want.Method(i)
@@ -104,10 +104,10 @@ func sameSignature(a, b reflect.Type) bool {
 	return true
 }
 
-// newUpstream builds external-provisioner's provisioner the way its
+// testUpstream builds external-provisioner's provisioner the way its
 // command does, over fake clients and the given CSI connection (nil when
 // no call will be made).
-func newUpstream(t *testing.T, conn csiConn, driver string, snaps *snapfake.Clientset, withTopology bool) controller.Provisioner {
+func testUpstream(t *testing.T, conn csiConn, driver string, snaps *snapfake.Clientset, withTopology bool) controller.Provisioner {
 	t.Helper()
 	kube := fake.NewClientset()
 	if snaps == nil {

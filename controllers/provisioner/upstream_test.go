@@ -180,7 +180,7 @@ func TestUpstreamReceivesIntersection(t *testing.T) {
 			}
 			handle, affinity := snapshotInZoneA(t, conn)
 			snaps, lookup := snapshotObjects(driver, handle, affinity)
-			p := New(newUpstream(t, conn, driver, snaps, true), lookup)
+			p := New(testUpstream(t, conn, driver, snaps, true), lookup)
 
 			pv, _, err := p.Provision(context.Background(), restoreOptions(driver, tc.class))
 
