@@ -12,7 +12,8 @@ FUZZTIME   ?= 10s
 
 all: build
 
-build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity $(BIN)/zonepath-cluster crds
+build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity $(BIN)/zonepath-cluster \
+	$(BIN)/zonepath-provisioner crds
 
 $(BIN)/zonepath: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./driver/cmd/zonepath
@@ -22,6 +23,10 @@ $(BIN)/zonepath-cluster: FORCE
 
 $(BIN)/zonepath-sanity: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./sanity/cmd/zonepath-sanity
+
+# csi-provisioner v6.3.0's library with KEP-5943's snapshot topology for Immediate binding.
+$(BIN)/zonepath-provisioner: FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-provisioner
 
 # The upstream csi-sanity command, built from the csi-test module pinned in go.mod.
 $(BIN)/csi-sanity: go.mod go.sum

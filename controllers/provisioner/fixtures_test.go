@@ -1,0 +1,141 @@
+package provisioner
+
+import (
+	"context"
+	"fmt"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+
+	"github.com/zonepath/zonepath/controllers/snapshotapi"
+)
+
+const (
+	regionKey = "topology.kubernetes.io/region"
+	zoneKey   = "topology.kubernetes.io/zone"
+	ns        = "ns"
+	snapUID   = types.UID("snap-uid")
+)
+
+// term builds a TopologySelectorTerm from key, values... pairs:
+// term(zoneKey, "a", "b", regionKey, "r1") is {zone in (a,b), region in (r1)}.
+func term(kv ...string) v1.TopologySelectorTerm {
+	var t v1.TopologySelectorTerm
+	for _, s := range kv {
+		if s == regionKey || s == zoneKey {
+			t.MatchLabelExpressions = append(t.MatchLabelExpressions, v1.TopologySelectorLabelRequirement{Key: s})
+			continue
+		}
+		last := &t.MatchLabelExpressions[len(t.MatchLabelExpressions)-1]
+		last.Values = append(last.Values, s)
+	}
+	return t
+}
+
+func terms(ts ...v1.TopologySelectorTerm) []v1.TopologySelectorTerm { return ts }
+
+func storageClass(mode storagev1.VolumeBindingMode, allowed []v1.TopologySelectorTerm) *storagev1.StorageClass {
+	return &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: "sc", UID: "sc-uid"},
+		Provisioner:       "zonepath.csi.dev",
+		VolumeBindingMode: &mode,
+		AllowedTopologies: allowed,
+		Parameters:        map[string]string{"p": "v"},
+	}
+}
+
+var snapshotGroup = snapshotapi.Group
+
+func snapshotDataSource(name string) *v1.TypedLocalObjectReference {
+	return &v1.TypedLocalObjectReference{APIGroup: &snapshotGroup, Kind: "VolumeSnapshot", Name: name}
+}
+
+func claim(ds *v1.TypedLocalObjectReference) *v1.PersistentVolumeClaim {
+	return &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "restore", Namespace: ns, UID: "claim-uid"},
+		Spec:       v1.PersistentVolumeClaimSpec{DataSource: ds, StorageClassName: ptr("sc")},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func boundSnapshot(name, content string) *snapv1.VolumeSnapshot {
+	s := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: snapUID}}
+	if content != "" {
+		s.Status = &snapv1.VolumeSnapshotStatus{BoundVolumeSnapshotContentName: &content}
+	}
+	return s
+}
+
+// content is a VolumeSnapshotContent as the dynamic informer holds it,
+// bound to ns/snap, with nodeAffinity when affinity is not nil.
+func content(name string, affinity []v1.TopologySelectorTerm) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "snapshot.storage.k8s.io/v1",
+		"kind":       "VolumeSnapshotContent",
+		"metadata":   map[string]any{"name": name},
+		"spec": map[string]any{
+			"driver":            "zonepath.csi.dev",
+			"volumeSnapshotRef": map[string]any{"namespace": ns, "name": "snap", "uid": string(snapUID)},
+		},
+	}}
+	if affinity != nil {
+		list := make([]any, len(affinity))
+		for i := range affinity {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&affinity[i])
+			if err != nil {
+				panic(err) // fixtures are static; a failure is a bug in the test
+			}
+			list[i] = m
+		}
+		u.Object["spec"].(map[string]any)["nodeAffinity"] = list
+	}
+	return u
+}
+
+// fakeLookup serves fixed objects and counts reads, so a test can prove
+// that a path reads nothing.
+type fakeLookup struct {
+	snapshots map[string]*snapv1.VolumeSnapshot
+	contents  map[string]*unstructured.Unstructured
+	reads     int
+}
+
+func (f *fakeLookup) VolumeSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error) {
+	f.reads++
+	if s, ok := f.snapshots[namespace+"/"+name]; ok {
+		return s, nil
+	}
+	return nil, apierrors.NewNotFound(snapv1.Resource("volumesnapshots"), name)
+}
+
+func (f *fakeLookup) VolumeSnapshotContent(name string) (*unstructured.Unstructured, error) {
+	f.reads++
+	if c, ok := f.contents[name]; ok {
+		return c, nil
+	}
+	return nil, apierrors.NewNotFound(snapv1.Resource("volumesnapshotcontents"), name)
+}
+
+// recorder is a delegate provisioner that records what it received.
+type recorder struct {
+	calls   int
+	options controller.ProvisionOptions
+}
+
+func (r *recorder) Provision(_ context.Context, o controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
+	r.calls++
+	r.options = o
+	return &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}}, controller.ProvisioningFinished, nil
+}
+
+func (r *recorder) Delete(context.Context, *v1.PersistentVolume) error {
+	return fmt.Errorf("recorder: Delete not expected")
+}

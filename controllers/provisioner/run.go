@@ -1,0 +1,139 @@
+package provisioner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubernetes-csi/csi-lib-utils/leaderelection"
+	ctrl "github.com/kubernetes-csi/external-provisioner/v6/pkg/controller"
+	"github.com/kubernetes-csi/external-provisioner/v6/pkg/features"
+	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	csitrans "k8s.io/csi-translation-lib"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+
+	zpfeatures "github.com/zonepath/zonepath/controllers/features"
+)
+
+// clients are the API clients of one process.
+type clients struct {
+	rest  *rest.Config
+	kube  kubernetes.Interface
+	snaps snapclientset.Interface
+	dyn   dynamic.Interface
+}
+
+func newClients(restConfig *rest.Config) (*clients, error) {
+	// Core objects go as protobuf, like csi-provisioner; CRDs only speak JSON.
+	core := rest.CopyConfig(restConfig)
+	core.ContentType = runtime.ContentTypeProtobuf
+	kube, err := kubernetes.NewForConfig(core)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	snaps, err := snapclientset.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	return &clients{rest: restConfig, kube: kube, snaps: snaps, dyn: dyn}, nil
+}
+
+// Run provisions volumes for the driver at cfg.Sidecar.CSIAddress until
+// ctx ends, wired as csi-provisioner v6.3.0 wires it (without capacity
+// tracking, node deployment, CSI migration and cross-namespace data
+// sources), with upstream's provisioner wrapped by New.
+func Run(ctx context.Context, cfg Config, restConfig *rest.Config) error {
+	c, err := newClients(restConfig)
+	if err != nil {
+		return err
+	}
+	disableMissingVolumeAttributesClass(c.kube)
+	d, err := connectDriver(ctx, cfg.Sidecar.CSIAddress, cfg.Timeout)
+	if err != nil {
+		return err
+	}
+	defer d.conn.Close()
+	klog.FromContext(ctx).Info("Detected CSI driver", "driver", d.name, "snapshotTopology", zpfeatures.Enabled())
+
+	k := newCaches(c.kube, d, zpfeatures.Enabled(), c.snaps, c.dyn)
+	options := libOptions(cfg, k)
+	mux := http.NewServeMux()
+	if addr := metricsAddress(cfg.Sidecar); addr != "" {
+		options = append(options, serveMetrics(ctx, mux, addr, cfg.Sidecar.MetricsPath, d))
+	}
+	pc := controller.NewProvisionController(ctx, c.kube, d.name, New(newUpstream(cfg, c, d, k), k.lookup), options...)
+	helpers := newHelpers(ctx, cfg, c, d, k)
+	run := func(ctx context.Context) {
+		if err := k.start(ctx); err != nil {
+			if ctx.Err() == nil { // else: stopped before the caches filled
+				klog.FromContext(ctx).Error(err, "Not provisioning: informers did not start")
+			}
+			return
+		}
+		helpers.start(ctx, cfg)
+		pc.Run(ctx)
+	}
+	leaderelection.RunWithLeaderElection(ctx, restConfig, cfg.Sidecar, run, strings.ReplaceAll(d.name, "/", "-"), mux, false)
+	return nil
+}
+
+// newUpstream is external-provisioner's provisioner, with the arguments
+// csi-provisioner passes for a driver that is not migrated from in-tree
+// and runs as a central controller.
+func newUpstream(cfg Config, c *clients, d *driver, k *caches) controller.Provisioner {
+	identity := strconv.FormatInt(time.Now().UnixMilli(), 10) + "-" + strconv.Itoa(rand.IntN(10000)) + "-" + d.name
+	return ctrl.NewCSIProvisioner(c.kube, cfg.Timeout, identity, cfg.VolumeNamePrefix, cfg.VolumeNameUUIDLength,
+		d.conn, c.snaps, d.name, d.pluginCaps, d.ctrlCaps, "", cfg.StrictTopology, cfg.ImmediateTopology,
+		csitrans.New(), k.classes, k.csiNodes, k.nodes, k.claims, k.vas, nil,
+		cfg.ExtraCreateMetadata, cfg.DefaultFSType, nil, cfg.ControllerPublishReadOnly,
+		cfg.PreventVolumeModeConversion, ctrl.NewInMemoryStore())
+}
+
+// libOptions configure the lib's controller as csi-provisioner does:
+// leader election is done around the whole process, failures are retried
+// forever with exponential backoff, and PVs get the deletion finalizer.
+func libOptions(cfg Config, k *caches) []func(*controller.ProvisionController) error {
+	return []func(*controller.ProvisionController) error{
+		controller.LeaderElection(false),
+		controller.FailedProvisionThreshold(0),
+		controller.FailedDeleteThreshold(0),
+		controller.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryIntervalStart, cfg.RetryIntervalMax)),
+		controller.Threadiness(int(cfg.WorkerThreads)),
+		controller.CreateProvisionedPVLimiter(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		controller.ClaimsInformer(k.claimInformer()),
+		controller.RetryIntervalMax(cfg.RetryIntervalMax),
+		controller.AddFinalizer(true),
+	}
+}
+
+// disableMissingVolumeAttributesClass turns upstream's VolumeAttributesClass
+// gate off when the API server lacks the v1 API and the gate was not set
+// explicitly, as csi-provisioner does; otherwise every claim with a class
+// would fail reading it.
+func disableMissingVolumeAttributesClass(kube kubernetes.Interface) {
+	gate := utilfeature.DefaultMutableFeatureGate
+	if gate.ExplicitlySet(features.VolumeAttributesClass) || !gate.Enabled(features.VolumeAttributesClass) {
+		return
+	}
+	if ok, err := features.IsVolumeAttributesClassV1Enabled(kube.Discovery()); err == nil && !ok {
+		klog.InfoS("Disabling VolumeAttributesClass: the API server has no storage.k8s.io/v1 VolumeAttributesClass")
+		if err := gate.Set(string(features.VolumeAttributesClass) + "=false"); err != nil {
+			klog.ErrorS(err, "Disabling VolumeAttributesClass")
+		}
+	}
+}

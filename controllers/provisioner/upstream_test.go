@@ -1,0 +1,232 @@
+package provisioner
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	ctrl "github.com/kubernetes-csi/external-provisioner/v6/pkg/controller"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+
+	"github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/controllers/topology"
+	"github.com/zonepath/zonepath/driver/plugin"
+	drivertopology "github.com/zonepath/zonepath/driver/topology"
+)
+
+type csiConn = *grpc.ClientConn
+
+// world is the driver's topology: three zones in region-1, one in region-2.
+const world = `
+regions:
+- name: region-1
+  zones: [{name: zone-a}, {name: zone-b}, {name: zone-c}]
+- name: region-2
+  zones: [{name: zone-d}]
+`
+
+// createRecorder keeps every CreateVolumeRequest the provisioner sends.
+type createRecorder struct {
+	mu   sync.Mutex
+	reqs []*csi.CreateVolumeRequest
+}
+
+func (r *createRecorder) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if c, ok := req.(*csi.CreateVolumeRequest); ok {
+		r.mu.Lock()
+		r.reqs = append(r.reqs, c)
+		r.mu.Unlock()
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+func (r *createRecorder) last(t *testing.T) *csi.CreateVolumeRequest {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.reqs) == 0 {
+		t.Fatal("no CreateVolume request reached the driver")
+	}
+	return r.reqs[len(r.reqs)-1]
+}
+
+// startDriver serves the real zonepath driver in-process and returns a
+// connection that records CreateVolume requests.
+func startDriver(t *testing.T) (*grpc.ClientConn, *createRecorder) {
+	t.Helper()
+	topo, err := drivertopology.Parse([]byte(world))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "csi.sock")
+	p, err := plugin.New(plugin.Config{Topology: topo, StateDir: filepath.Join(dir, "state"), NodeID: "node-1",
+		ServeController: true, Endpoint: "unix://" + sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := p.GRPCServer()
+	go func() { _ = srv.Serve(lis) }()
+	rec := &createRecorder{}
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(rec.intercept))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		srv.Stop()
+		p.Close()
+	})
+	return conn, rec
+}
+
+// snapshotInZoneA takes a real snapshot of a volume in region-1/zone-a and
+// returns its ID and accessible topology as nodeAffinity terms, the way
+// the snapshotter sidecar writes them.
+func snapshotInZoneA(t *testing.T, conn *grpc.ClientConn) (string, []v1.TopologySelectorTerm) {
+	t.Helper()
+	ctx := context.Background()
+	c := csi.NewControllerClient(conn)
+	zoneA := &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{regionKey: "region-1", zoneKey: "zone-a"}}}}
+	vol, err := c.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "source", CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30},
+		VolumeCapabilities: []*csi.VolumeCapability{{
+			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
+			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+		}}, AccessibilityRequirements: zoneA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "snap", SourceVolumeId: vol.GetVolume().GetVolumeId(), AccessibilityRequirements: zoneA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	affinity, err := topology.FromCSI(snap.GetSnapshot().GetAccessibleTopology())
+	if err != nil || len(affinity) == 0 {
+		t.Fatalf("snapshot accessible topology %v: %v", snap.GetSnapshot().GetAccessibleTopology(), err)
+	}
+	return snap.GetSnapshot().GetSnapshotId(), affinity
+}
+
+// snapshotObjects are a ready VolumeSnapshot ns/snap and its content, as
+// the typed fake serves them to upstream (without nodeAffinity, which the
+// typed client does not know) and as our lookup reads them (with it).
+func snapshotObjects(driver, handle string, affinity []v1.TopologySelectorTerm) (*snapfake.Clientset, Lookup) {
+	name := "snapcontent-x"
+	snap := boundSnapshot("snap", name)
+	snap.Status.ReadyToUse = ptr(true)
+	snap.Status.RestoreSize = ptr(resource.MustParse("1Gi"))
+	typed := &snapv1.VolumeSnapshotContent{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: snapv1.VolumeSnapshotContentSpec{Driver: driver,
+			VolumeSnapshotRef: v1.ObjectReference{Namespace: ns, Name: "snap", UID: snapUID}},
+		Status: &snapv1.VolumeSnapshotContentStatus{SnapshotHandle: &handle},
+	}
+	lookup := &fakeLookup{
+		snapshots: map[string]*snapv1.VolumeSnapshot{ns + "/snap": snap},
+		contents:  map[string]*unstructured.Unstructured{name: content(name, affinity)},
+	}
+	return snapfake.NewSimpleClientset(snap, typed), lookup
+}
+
+// TestUpstreamReceivesIntersection drives the real external-provisioner
+// v6.3.0 provisioner against the real driver: the CreateVolume request's
+// requisite must be exactly the expansion of snapshot ∩ class, and the
+// volume must land in the snapshot's zone. With the gate off, upstream's
+// own requirement (the class's zones) goes out instead, which proves the
+// check can fail.
+func TestUpstreamReceivesIntersection(t *testing.T) {
+	cases := []struct {
+		name    string
+		gate    bool
+		class   []v1.TopologySelectorTerm
+		want    []string // requisite segments as region/zone
+		wantErr string
+	}{
+		{name: "class zones narrowed to the snapshot's", gate: true,
+			class: terms(term(regionKey, "region-1", "region-2", zoneKey, "zone-a", "zone-b", "zone-d")), want: []string{"region-1/zone-a"}},
+		{name: "class without allowedTopologies", gate: true, want: []string{"region-1/zone-a"}},
+		{name: "gate off: upstream requisite is the class's", gate: false,
+			class: terms(term(regionKey, "region-1", zoneKey, "zone-a", "zone-b")), want: []string{"region-1/zone-a", "region-1/zone-b"}},
+		{name: "disjoint: the driver is never called", gate: true,
+			class: terms(term(regionKey, "region-2")), wantErr: "do not intersect"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, tc.gate)
+			conn, rec := startDriver(t)
+			driver, err := ctrl.GetDriverName(conn, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			handle, affinity := snapshotInZoneA(t, conn)
+			snaps, lookup := snapshotObjects(driver, handle, affinity)
+			p := New(testUpstream(t, conn, driver, snaps, true), lookup)
+
+			pv, _, err := p.Provision(context.Background(), restoreOptions(driver, tc.class))
+
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || len(rec.reqs) != 1 {
+					t.Fatalf("err %v, %d CreateVolume calls (the source's only); want %q and no restore call", err, len(rec.reqs), tc.wantErr)
+				}
+				return
+			}
+			req := rec.last(t)
+			if got := segments(req.GetAccessibilityRequirements().GetRequisite()); !slices.Equal(got, tc.want) {
+				t.Fatalf("requisite = %v, want %v", got, tc.want)
+			}
+			if got := segments(req.GetAccessibilityRequirements().GetPreferred()); !slices.Equal(got, tc.want) {
+				t.Errorf("preferred = %v, want a permutation of %v", got, tc.want)
+			}
+			if !tc.gate {
+				return
+			}
+			if err != nil || pv == nil {
+				t.Fatalf("Provision: %v", err)
+			}
+			if got := pv.Spec.NodeAffinity.String(); !strings.Contains(got, "zone-a") || strings.Contains(got, "zone-b") {
+				t.Errorf("restored PV nodeAffinity %s, want the snapshot's zone-a only", got)
+			}
+		})
+	}
+}
+
+func restoreOptions(driver string, allowed []v1.TopologySelectorTerm) controller.ProvisionOptions {
+	class := storageClass(immediate, allowed)
+	class.Provisioner = driver
+	class.Parameters = nil
+	c := claim(snapshotDataSource("snap"))
+	c.Annotations = map[string]string{"volume.kubernetes.io/storage-provisioner": driver}
+	c.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
+	c.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
+	return controller.ProvisionOptions{StorageClass: class, PVC: c, PVName: "pvc-claim-uid"}
+}
+
+// segments renders CSI segments as sorted region/zone strings.
+func segments(ts []*csi.Topology) []string {
+	out := make([]string, len(ts))
+	for i, s := range ts {
+		out[i] = s.GetSegments()[regionKey] + "/" + s.GetSegments()[zoneKey]
+	}
+	slices.Sort(out)
+	return out
+}
