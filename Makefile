@@ -7,11 +7,11 @@ LDFLAGS    := -X main.version=$(VERSION)
 # Fuzz targets run for a bounded time in `make test`.
 FUZZTIME   ?= 10s
 
-.PHONY: all build test unit fuzz sanity bench conformance components clean
+.PHONY: all build crds test unit fuzz sanity bench conformance components clean
 
 all: build
 
-build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity
+build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity crds
 
 $(BIN)/zonepath: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./driver/cmd/zonepath
@@ -22,6 +22,16 @@ $(BIN)/zonepath-sanity: FORCE
 # The upstream csi-sanity command, built from the csi-test module pinned in go.mod.
 $(BIN)/csi-sanity: go.mod go.sum
 	$(GO) build -o $@ github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity
+
+## crds: the six external-snapshotter CRDs of the client/v8 module pinned in
+## go.mod, with the KEP-5943 fields added, into bin/crds/ (nothing upstream is
+## committed here).
+crds: $(BIN)/zonepath-crds
+	$(BIN)/zonepath-crds --out $(BIN)/crds \
+		--from $$($(GO) list -m -f '{{.Dir}}' github.com/kubernetes-csi/external-snapshotter/client/v8)/config/crd
+
+$(BIN)/zonepath-crds: FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-crds
 
 FORCE:
 
