@@ -11,7 +11,7 @@ FUZZTIME   ?= 10s
 
 all: build
 
-build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity crds
+build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity $(BIN)/zonepath-snapshotter crds
 
 $(BIN)/zonepath: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./driver/cmd/zonepath
@@ -29,6 +29,10 @@ $(BIN)/csi-sanity: go.mod go.sum
 crds: $(BIN)/zonepath-crds
 	$(BIN)/zonepath-crds --out $(BIN)/crds \
 		--from $$($(GO) list -m -f '{{.Dir}}' github.com/kubernetes-csi/external-snapshotter/client/v8)/config/crd
+
+# The snapshotter sidecar: upstream's sidecar controller with KEP-5943 topology.
+$(BIN)/zonepath-snapshotter: FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-snapshotter
 
 $(BIN)/zonepath-crds: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-crds
