@@ -74,7 +74,10 @@ func Run(ctx context.Context, cfg Config) error {
 	logger.Info("Starting the snapshotter sidecar", "driver", cfg.Options.DriverName,
 		"VolumeSnapshotTopology", features.Enabled(), "snapshotAccessibilityConstraints", caps.Accessibility)
 	lock := leaderLockPrefix + "-" + strings.ReplaceAll(cfg.Options.DriverName, "/", "-")
-	leaderelection.RunWithLeaderElection(ctx, restConfig, cfg.Sidecar, ctrl.Run, lock, mux, false)
+	// releaseOnExit: leader election then runs under ctx, so SIGTERM
+	// stops the workers and hands the lease over at once; otherwise it
+	// would ignore ctx and the process would wait for SIGKILL.
+	leaderelection.RunWithLeaderElection(ctx, restConfig, cfg.Sidecar, ctrl.Run, lock, mux, true)
 	return nil
 }
 
