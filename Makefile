@@ -13,7 +13,7 @@ FUZZTIME   ?= 10s
 all: build
 
 build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity $(BIN)/zonepath-cluster \
-	$(BIN)/zonepath-provisioner crds
+	$(BIN)/zonepath-provisioner $(BIN)/zonepath-snapshotter crds
 
 $(BIN)/zonepath: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./driver/cmd/zonepath

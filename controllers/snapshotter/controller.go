@@ -1,0 +1,92 @@
+package snapshotter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	clientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	informers "github.com/kubernetes-csi/external-snapshotter/client/v8/informers/externalversions"
+	sidecar "github.com/kubernetes-csi/external-snapshotter/v8/pkg/sidecar-controller"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Options are the csi-snapshotter settings of the controller.
+type Options struct {
+	DriverName             string
+	Timeout                time.Duration // of each CSI call
+	SnapshotNamePrefix     string
+	SnapshotNameUUIDLength int // -1: the whole UID
+	Workers                int
+	RetryIntervalStart     time.Duration
+	RetryIntervalMax       time.Duration
+	ResyncPeriod           time.Duration
+}
+
+// Validate reports settings upstream would accept and then misbehave on.
+func (o Options) Validate() error {
+	switch {
+	case o.DriverName == "":
+		return fmt.Errorf("driver name is empty")
+	case o.SnapshotNamePrefix == "":
+		return fmt.Errorf("--snapshot-name-prefix must not be empty")
+	case o.SnapshotNameUUIDLength == 0 || o.SnapshotNameUUIDLength < -1 || o.SnapshotNameUUIDLength > 32:
+		// 32: a UID has 32 hex digits once its dashes are removed.
+		return fmt.Errorf("--snapshot-name-uuid-length must be -1 or 1..32, not %d", o.SnapshotNameUUIDLength)
+	case o.Workers < 1:
+		return fmt.Errorf("--worker-threads must be at least 1, not %d", o.Workers)
+	case o.Timeout <= 0 || o.RetryIntervalStart <= 0 || o.RetryIntervalMax < o.RetryIntervalStart:
+		return fmt.Errorf("--timeout and --retry-interval-start must be positive and --retry-interval-max at least --retry-interval-start")
+	}
+	return nil
+}
+
+// Controller is upstream's sidecar controller driven by a Snapshotter.
+type Controller struct {
+	factory informers.SharedInformerFactory
+	run     func(workers int, stop <-chan struct{})
+	workers int
+}
+
+// NewController wires upstream's sidecar controller to snap. Extra create
+// metadata is always on, so that snap learns the content's name; snap
+// hides it from the driver unless asked (package doc). Group snapshots
+// are off.
+func NewController(kube kubernetes.Interface, snapClient clientset.Interface, snap *Snapshotter, o Options) (*Controller, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	factory := informers.NewSharedInformerFactory(snapClient, o.ResyncPeriod)
+	ctrl := sidecar.NewCSISnapshotSideCarController(
+		snapClient, kube, o.DriverName,
+		factory.Snapshot().V1().VolumeSnapshotContents(),
+		factory.Snapshot().V1().VolumeSnapshotClasses(),
+		snap, nil,
+		o.Timeout, o.ResyncPeriod,
+		o.SnapshotNamePrefix, o.SnapshotNameUUIDLength,
+		"", -1, // group snapshot name settings, unused
+		true, // extra create metadata: see above
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](o.RetryIntervalStart, o.RetryIntervalMax),
+		false, nil, nil, nil, // group snapshots off
+	)
+	return &Controller{
+		factory: factory,
+		run: func(workers int, stop <-chan struct{}) {
+			// Upstream adds its workers to wg when its gate
+			// ReleaseLeaderElectionOnExit is on, and needs a non-nil one.
+			var wg sync.WaitGroup
+			ctrl.Run(workers, stop, &wg)
+			wg.Wait()
+		},
+		workers: o.Workers,
+	}, nil
+}
+
+// Run starts the informers and the workers and returns when ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	c.factory.Start(ctx.Done())
+	defer c.factory.Shutdown()
+	c.run(c.workers, ctx.Done())
+}

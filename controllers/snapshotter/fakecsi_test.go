@@ -1,0 +1,119 @@
+package snapshotter
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+const testDriver = "fake.csi.dev"
+
+// fakeCSI is a CSI identity and controller service whose CreateSnapshot
+// answers with topology or err and records every request.
+type fakeCSI struct {
+	csi.UnimplementedIdentityServer
+	csi.UnimplementedControllerServer
+	accessibility bool
+	topology      []*csi.Topology
+	err           error
+
+	mu       sync.Mutex
+	requests []*csi.CreateSnapshotRequest
+	times    []time.Time
+}
+
+func (f *fakeCSI) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
+	return &csi.GetPluginInfoResponse{Name: testDriver, VendorVersion: "test"}, nil
+}
+
+func (f *fakeCSI) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {
+	return &csi.ProbeResponse{}, nil
+}
+
+func (f *fakeCSI) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
+	caps := []csi.PluginCapability_Service_Type{csi.PluginCapability_Service_CONTROLLER_SERVICE}
+	if f.accessibility {
+		caps = append(caps, csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)
+	}
+	rsp := &csi.GetPluginCapabilitiesResponse{}
+	for _, c := range caps {
+		rsp.Capabilities = append(rsp.Capabilities, &csi.PluginCapability{
+			Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: c}},
+		})
+	}
+	return rsp, nil
+}
+
+func (f *fakeCSI) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
+	return &csi.ControllerGetCapabilitiesResponse{Capabilities: []*csi.ControllerServiceCapability{{
+		Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT}},
+	}}}, nil
+}
+
+func (f *fakeCSI) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
+	f.mu.Lock()
+	f.requests = append(f.requests, proto.Clone(req).(*csi.CreateSnapshotRequest))
+	f.times = append(f.times, time.Now())
+	f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{
+		SnapshotId: "snap-id-" + req.GetName(), SourceVolumeId: req.GetSourceVolumeId(), SizeBytes: 1 << 20,
+		CreationTime: timestamppb.New(time.Unix(1700000000, 0)), ReadyToUse: true, AccessibleTopology: f.topology,
+	}}, nil
+}
+
+func (f *fakeCSI) calls() ([]*csi.CreateSnapshotRequest, []time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*csi.CreateSnapshotRequest(nil), f.requests...), append([]time.Time(nil), f.times...)
+}
+
+// serveCSI serves srv's identity and controller services on a unix
+// socket until the test ends and returns a connection to it.
+func serveCSI(t *testing.T, ids csi.IdentityServer, ctrl csi.ControllerServer) *grpc.ClientConn {
+	t.Helper()
+	// A short directory: unix socket paths are limited to ~108 bytes.
+	dir, err := os.MkdirTemp("", "zpsnap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "csi.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	csi.RegisterIdentityServer(srv, ids)
+	csi.RegisterControllerServer(srv, ctrl)
+	go srv.Serve(lis)
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		srv.Stop()
+	})
+	return conn
+}
+
+func segment(kv ...string) *csi.Topology {
+	s := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		s[kv[i]] = kv[i+1]
+	}
+	return &csi.Topology{Segments: s}
+}

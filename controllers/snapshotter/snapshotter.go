@@ -1,0 +1,129 @@
+package snapshotter
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	upstream "github.com/kubernetes-csi/external-snapshotter/v8/pkg/snapshotter"
+	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/utils"
+	"google.golang.org/grpc"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/controllers/features"
+)
+
+// metadataKeys are the parameters upstream adds with extra create
+// metadata; NewController always asks for them (see the package doc).
+var metadataKeys = []string{
+	utils.PrefixedVolumeSnapshotNameKey,
+	utils.PrefixedVolumeSnapshotNamespaceKey,
+	utils.PrefixedVolumeSnapshotContentNameKey,
+}
+
+// Snapshotter implements upstream's pkg/snapshotter.Snapshotter. Delete
+// and status calls go to upstream's implementation; CreateSnapshot is
+// ours, for KEP-5943.
+type Snapshotter struct {
+	upstream.Snapshotter
+	controller csi.ControllerClient
+	driver     string
+	client     dynamic.Interface
+	// accessibility: the plugin has SNAPSHOT_ACCESSIBILITY_CONSTRAINTS.
+	accessibility bool
+	// keepMetadata: --extra-create-metadata, pass the keys to the driver.
+	keepMetadata bool
+}
+
+var _ upstream.Snapshotter = &Snapshotter{}
+
+// SnapshotterOptions configure a Snapshotter.
+type SnapshotterOptions struct {
+	Conn       *grpc.ClientConn
+	DriverName string
+	// Client reads contents and classes and patches nodeAffinity.
+	Client dynamic.Interface
+	// Accessibility is the result of Probe.
+	Accessibility bool
+	// ExtraCreateMetadata is the user's --extra-create-metadata.
+	ExtraCreateMetadata bool
+}
+
+// NewSnapshotter returns a Snapshotter calling the plugin on o.Conn.
+func NewSnapshotter(o SnapshotterOptions) *Snapshotter {
+	return &Snapshotter{
+		Snapshotter:   upstream.NewSnapshotter(o.Conn),
+		controller:    csi.NewControllerClient(o.Conn),
+		driver:        o.DriverName,
+		client:        o.Client,
+		accessibility: o.Accessibility,
+		keepMetadata:  o.ExtraCreateMetadata,
+	}
+}
+
+// topologyOn says whether KEP-5943 applies to this call. The gate is read
+// per call; it is fixed after flag parsing, and tests switch it.
+func (s *Snapshotter) topologyOn() bool {
+	return s.accessibility && features.Enabled()
+}
+
+// CreateSnapshot cuts snapshot name of volumeHandle. With topology on it
+// sends the class's allowedTopologies as requirements and records the
+// answer in the content's nodeAffinity before returning (package doc).
+func (s *Snapshotter) CreateSnapshot(ctx context.Context, name, volumeHandle string, parameters, secrets map[string]string) (string, string, time.Time, int64, bool, error) {
+	logger := klog.FromContext(ctx).WithValues("snapshot", name)
+	req := &csi.CreateSnapshotRequest{
+		Name:           name,
+		SourceVolumeId: volumeHandle,
+		Parameters:     s.driverParameters(parameters),
+		Secrets:        secrets,
+	}
+	var target *createTarget
+	if s.topologyOn() {
+		var err error
+		target, err = s.prepare(ctx, parameters[utils.PrefixedVolumeSnapshotContentNameKey], name, volumeHandle)
+		if err != nil {
+			return "", "", time.Time{}, 0, false, err
+		}
+		req.AccessibilityRequirements = target.requirement
+	}
+	rsp, err := s.controller.CreateSnapshot(ctx, req)
+	if err != nil {
+		// As is: upstream reads the gRPC code, status.error keeps the text.
+		return "", "", time.Time{}, 0, false, err
+	}
+	snap := rsp.GetSnapshot()
+	if snap.GetSnapshotId() == "" {
+		return "", "", time.Time{}, 0, false, fmt.Errorf("driver %s answered CreateSnapshot %s without a snapshot_id", s.driver, name)
+	}
+	if target != nil {
+		if err := s.record(ctx, target, snap.GetAccessibleTopology()); err != nil {
+			return "", "", time.Time{}, 0, false, err
+		}
+	}
+	logger.V(4).Info("Snapshot created", "snapshotID", snap.GetSnapshotId(), "readyToUse", snap.GetReadyToUse())
+	return s.driver, snap.GetSnapshotId(), creationTime(snap), snap.GetSizeBytes(), snap.GetReadyToUse(), nil
+}
+
+// creationTime is zero when the driver sent none, so that upstream
+// substitutes the current time instead of storing 1970.
+func creationTime(snap *csi.Snapshot) time.Time {
+	if snap.GetCreationTime() == nil {
+		return time.Time{}
+	}
+	return snap.GetCreationTime().AsTime()
+}
+
+// driverParameters drops the metadata keys the user did not ask for.
+func (s *Snapshotter) driverParameters(parameters map[string]string) map[string]string {
+	out := maps.Clone(parameters)
+	if !s.keepMetadata {
+		for _, k := range metadataKeys {
+			delete(out, k)
+		}
+	}
+	return out
+}
