@@ -28,6 +28,10 @@ $(BIN)/zonepath-sanity: FORCE
 $(BIN)/zonepath-provisioner: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-provisioner
 
+# The snapshotter sidecar: upstream's sidecar controller with KEP-5943 topology.
+$(BIN)/zonepath-snapshotter: FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-snapshotter
+
 # The upstream csi-sanity command, built from the csi-test module pinned in go.mod.
 $(BIN)/csi-sanity: go.mod go.sum
 	$(GO) build -o $@ github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity
