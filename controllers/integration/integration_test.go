@@ -62,8 +62,8 @@ func binDir(t *testing.T) string {
 }
 
 // setUp starts a 3-zone cluster running zonepath's own scheduler,
-// snapshotter and provisioner with VolumeSnapshotTopology on.
-func setUp(t *testing.T) *env {
+// snapshotter and provisioner with the given feature gates.
+func setUp(t *testing.T, gates string) *env {
 	bin := binDir(t)
 	for _, b := range []string{"zonepath-scheduler", "zonepath-snapshotter", "zonepath-provisioner"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
@@ -77,7 +77,7 @@ func setUp(t *testing.T) *env {
 	var out bytes.Buffer
 	dir := t.TempDir()
 	s, err := cluster.Up(context.Background(), cluster.Options{WorkDir: dir, BinDir: bin, CRDDir: filepath.Join(bin, "crds"),
-		Cluster: cl, FeatureGates: "VolumeSnapshotTopology=true", Timeout: 3 * time.Minute, Out: &out})
+		Cluster: cl, FeatureGates: gates, Timeout: 3 * time.Minute, Out: &out})
 	t.Logf("up:\n%s", out.String())
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +111,7 @@ func zones(z ...string) []v1.TopologySelectorTerm {
 }
 
 func TestSnapshotTopologyEndToEnd(t *testing.T) {
-	e := setUp(t)
-	ctx := context.Background()
+	e := setUp(t, "VolumeSnapshotTopology=true")
 
 	// A volume in zone-a and a snapshot of it through the zone-a class:
 	// the sidecar sends the class's allowedTopologies and writes the
@@ -171,7 +170,49 @@ func TestSnapshotTopologyEndToEnd(t *testing.T) {
 			t.Fatalf("scheduled to %s, want a zone-b node", node)
 		}
 	})
-	_ = ctx
+}
+
+// With the gate off nothing writes nodeAffinity and nothing enforces one
+// an admin wrote, which stays as it was.
+func TestGateOff(t *testing.T) {
+	e := setUp(t, "VolumeSnapshotTopology=false")
+	e.pvc(t, "source", "zonepath-zone-a", nil)
+	e.waitBound(t, "source")
+	content := e.snapshot(t, "snap-a", "source", "zonepath-zone-a")
+	if affinity, err := snapshotapi.NodeAffinity(content); err != nil || affinity != nil {
+		t.Fatalf("gate off, content %s got nodeAffinity %v (%v)", content.GetName(), affinity, err)
+	}
+
+	// A region-wide snapshot an admin restricted to zone-a.
+	regional := e.snapshot(t, "snap-region", "source", "zonepath-region")
+	narrowed := zones("zone-a")
+	e.patchAffinity(t, regional.GetName(), narrowed)
+
+	t.Run("the provisioner does not intersect", func(t *testing.T) {
+		e.class(t, "zonepath-zone-b-only", storagev1.VolumeBindingImmediate, zones("zone-b"))
+		e.pvc(t, "restore", "zonepath-zone-b-only", snapshotSource("snap-region"))
+		pv := e.waitBound(t, "restore")
+		if got := fmt.Sprint(pv.Spec.NodeAffinity.Required.NodeSelectorTerms); !strings.Contains(got, "zone-b") {
+			t.Fatalf("restored PV %s is in %s, want zone-b: the class alone decides", pv.Name, got)
+		}
+	})
+	t.Run("the scheduler does not filter", func(t *testing.T) {
+		e.pvc(t, "wffc", "zonepath-wffc", snapshotSource("snap-region"))
+		e.pod(t, "in-zone-b", "wffc", map[string]string{zoneKey: "zone-b"})
+		if node := e.waitScheduled(t, "in-zone-b"); !strings.HasPrefix(node, "node-b-") {
+			t.Fatalf("scheduled to %s, want a zone-b node", node)
+		}
+	})
+	t.Run("the admin's nodeAffinity is untouched", func(t *testing.T) {
+		got, err := e.dyn.Resource(snapshotapi.VolumeSnapshotContents).Get(context.Background(), regional.GetName(), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		affinity, err := snapshotapi.NodeAffinity(got)
+		if err != nil || fmt.Sprint(affinity) != fmt.Sprint(narrowed) {
+			t.Fatalf("nodeAffinity = %v (%v), want %v", affinity, err, narrowed)
+		}
+	})
 }
 
 func snapshotSource(name string) *v1.TypedLocalObjectReference {
