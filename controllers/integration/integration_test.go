@@ -9,7 +9,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -27,12 +26,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/controllers/topology"
-	"github.com/zonepath/zonepath/fakezones/cluster"
+	"github.com/zonepath/zonepath/fakezones/clustertest"
 	"github.com/zonepath/zonepath/fakezones/spec"
 )
 
@@ -45,64 +43,29 @@ const (
 )
 
 type env struct {
-	kube    kubernetes.Interface
-	dyn     dynamic.Interface
-	workDir string
-}
-
-func binDir(t *testing.T) string {
-	if d := os.Getenv("ZONEPATH_BIN"); d != "" {
-		return d
-	}
-	d, err := filepath.Abs("../../bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	*clustertest.Cluster
+	kube kubernetes.Interface
+	dyn  dynamic.Interface
 }
 
 // setUp starts a 3-zone cluster running zonepath's own scheduler,
 // snapshotter and provisioner with the given feature gates.
 func setUp(t *testing.T, gates string) *env {
-	bin := binDir(t)
+	bin := clustertest.BinDir(t)
 	for _, b := range []string{"zonepath-scheduler", "zonepath-snapshotter", "zonepath-provisioner"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			t.Fatalf("%s is not built (make build): %v", b, err)
 		}
 	}
-	cl, err := spec.File{Zones: 3, NodesPerZone: 2}.Expand()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	dir := t.TempDir()
-	s, err := cluster.Up(context.Background(), cluster.Options{WorkDir: dir, BinDir: bin, CRDDir: filepath.Join(bin, "crds"),
-		Cluster: cl, FeatureGates: gates, Timeout: 3 * time.Minute, Out: &out})
-	t.Logf("up:\n%s", out.String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clustertest.Start(t, spec.File{Zones: 3, NodesPerZone: 2}, gates)
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, c := range []string{"scheduler", "provisioner", "snapshotter"} {
-				t.Logf("%s log:\n%s", c, tail(filepath.Join(dir, "logs", c+".log"), 30))
+			for _, name := range []string{"scheduler", "provisioner", "snapshotter"} {
+				t.Logf("%s log:\n%s", name, c.Log(name, 30))
 			}
 		}
-		if err := cluster.Down(context.Background(), dir, &out); err != nil {
-			t.Errorf("down: %v", err)
-		}
 	})
-	cfg, err := clientcmd.BuildConfigFromFlags("", s.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), workDir: dir}
-}
-
-func tail(path string, n int) string {
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(string(data), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	return &env{Cluster: c, kube: c.Kube, dyn: c.Dynamic}
 }
 
 func zones(z ...string) []v1.TopologySelectorTerm {
