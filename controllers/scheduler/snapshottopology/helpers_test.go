@@ -47,7 +47,14 @@ type env struct {
 // and waits for every informer.
 func newEnv(t testing.TB, objs ...runtime.Object) *env {
 	t.Helper()
-	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
+	return newEnvGate(t, true, objs...)
+}
+
+// newEnvGate is newEnv with the gate set to gate. With the gate off the
+// plugin is built by New, as the scheduler builds it.
+func newEnvGate(t testing.TB, gate bool, objs ...runtime.Object) *env {
+	t.Helper()
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, gate)
 	var core, snap []runtime.Object
 	for _, o := range objs {
 		if _, ok := o.(*unstructured.Unstructured); ok {
@@ -67,7 +74,12 @@ func newEnv(t testing.TB, objs ...runtime.Object) *env {
 		}, snap...),
 		activator: &recordingActivator{},
 	}
-	newFn := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	newFn := func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		if !gate {
+			pl, err := New(ctx, args, h)
+			e.pl, _ = pl.(*Plugin)
+			return pl, err
+		}
 		pl, err := newPlugin(ctx, h, e.dyn)
 		e.pl = pl
 		return pl, err
