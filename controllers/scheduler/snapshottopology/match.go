@@ -66,8 +66,10 @@ func compileTerm(t v1.TopologySelectorTerm) compiledTerm {
 	return out
 }
 
-// index picks as pivot the key of the first term's first expression that
-// every term constrains, and maps its values to terms. A term that
+// index picks as pivot, among the keys every term constrains, the one
+// with the most distinct values (the zone rather than the region, in the
+// terms FromCSI writes), so that a node's pivot value selects as few
+// terms as possible, and maps those values to terms. A term that
 // constrains the pivot twice is listed under the values of its first
 // expression on it; its full check still applies the second.
 func (m *matcher) index() {
@@ -75,14 +77,15 @@ func (m *matcher) index() {
 		if !m.allConstrain(e.key) {
 			continue
 		}
-		m.pivot = e.key
-		m.byValue = make(map[string][]int)
+		byValue := make(map[string][]int)
 		for i, t := range m.terms {
 			for _, v := range t.first(e.key).values {
-				m.byValue[v] = append(m.byValue[v], i)
+				byValue[v] = append(byValue[v], i)
 			}
 		}
-		return
+		if len(byValue) > len(m.byValue) {
+			m.pivot, m.byValue = e.key, byValue
+		}
 	}
 }
 
