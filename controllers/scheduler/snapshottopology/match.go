@@ -25,9 +25,12 @@ const setFrom = 8
 type matcher struct {
 	terms []compiledTerm
 	// pivot is a key every term constrains; byValue maps each of its
-	// values to the terms that allow it. Empty when not indexed.
+	// values to the terms that allow it, and rest holds each term without
+	// its first expression on the pivot, which the lookup has already
+	// satisfied. All empty when not indexed.
 	pivot   string
 	byValue map[string][]int
+	rest    []compiledTerm
 }
 
 // compiledTerm is a TopologySelectorTerm: its expressions, ANDed.
@@ -87,6 +90,14 @@ func (m *matcher) index() {
 			m.pivot, m.byValue = e.key, byValue
 		}
 	}
+	if m.pivot == "" {
+		return
+	}
+	m.rest = make([]compiledTerm, len(m.terms))
+	for i, t := range m.terms {
+		j := slices.IndexFunc(t, func(e expr) bool { return e.key == m.pivot })
+		m.rest[i] = slices.Delete(slices.Clone(t), j, j+1)
+	}
 }
 
 func (m *matcher) allConstrain(key string) bool {
@@ -126,7 +137,7 @@ func (m *matcher) matches(labels map[string]string) bool {
 		return false
 	}
 	for _, i := range m.byValue[v] {
-		if m.terms[i].matches(labels) {
+		if m.rest[i].allow(labels) {
 			return true
 		}
 	}
@@ -135,9 +146,12 @@ func (m *matcher) matches(labels map[string]string) bool {
 
 // matches ANDs the term's expressions; an empty term matches nothing.
 func (t compiledTerm) matches(labels map[string]string) bool {
-	if len(t) == 0 {
-		return false
-	}
+	return len(t) > 0 && t.allow(labels)
+}
+
+// allow ANDs the expressions; with none it allows every node, which is
+// right for the rest of an indexed term, not for a whole term.
+func (t compiledTerm) allow(labels map[string]string) bool {
 	for i := range t {
 		if !t[i].allows(labels) {
 			return false
