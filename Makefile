@@ -13,7 +13,8 @@ FUZZTIME   ?= 10s
 all: build
 
 build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity $(BIN)/zonepath-cluster \
-	$(BIN)/zonepath-provisioner $(BIN)/zonepath-snapshotter crds
+	$(BIN)/zonepath-provisioner $(BIN)/zonepath-snapshotter \
+	$(BIN)/zonepath-scheduler crds
 
 $(BIN)/zonepath: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./driver/cmd/zonepath
@@ -31,6 +32,19 @@ $(BIN)/zonepath-provisioner: FORCE
 # The snapshotter sidecar: upstream's sidecar controller with KEP-5943 topology.
 $(BIN)/zonepath-snapshotter: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-snapshotter
+
+# kube-scheduler with the SnapshotTopology plugin. Stamped with the
+# Kubernetes version it is built from, the way hack/components.sh stamps
+# kube-scheduler (k8s_ldflags there), so --version, the version metric and
+# the feature gates' version all say v1.37.x rather than v0.0.0-master.
+# Recursive variables: `go list` runs only when this binary is built.
+K8S_VERSION  = $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
+K8S_SEMVER   = $(subst ., ,$(patsubst v%,%,$(K8S_VERSION)))
+K8S_LDFLAGS  = $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+	-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(word 1,$(K8S_SEMVER)) -X $(p).gitMinor=$(word 2,$(K8S_SEMVER)))
+
+$(BIN)/zonepath-scheduler: FORCE
+	$(GO) build -ldflags "$(K8S_LDFLAGS)" -o $@ ./controllers/cmd/zonepath-scheduler
 
 # The upstream csi-sanity command, built from the csi-test module pinned in go.mod.
 $(BIN)/csi-sanity: go.mod go.sum

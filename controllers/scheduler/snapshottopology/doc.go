@@ -1,0 +1,62 @@
+// Package snapshottopology is the SnapshotTopology scheduler plugin of
+// KEP-5943: it keeps a pod off nodes from which a VolumeSnapshot that one
+// of its PVCs restores from is not accessible, so that a
+// WaitForFirstConsumer PVC is provisioned where its source can be read.
+//
+// # What it checks
+//
+// PreFilter follows every PVC of the pod (by claim name, and generic
+// ephemeral volumes by their derived name, which must be owned by the
+// pod) that is not bound yet and whose dataSourceRef or dataSource is a
+// snapshot.storage.k8s.io VolumeSnapshot, to the VolumeSnapshotContent
+// the snapshot is bound to, and caches that content's spec.nodeAffinity
+// in the cycle state, compiled for Filter. Filter then admits a node only
+// if its labels satisfy at least one term of every such nodeAffinity.
+// Bound PVCs are left to the VolumeBinding plugin: their volume exists and
+// carries its own nodeAffinity. An empty nodeAffinity restricts nothing,
+// and PreFilter returns Skip for a pod without any restricting snapshot,
+// so Filter costs such pods nothing.
+//
+// With the VolumeSnapshotTopology gate off (read once, in New), the plugin
+// is a no-op: PreFilter skips every pod, no informer is started, no event
+// is registered, and nodeAffinity that already exists is not enforced.
+//
+// # Status codes
+//
+// Every rejection is UnschedulableAndUnresolvable, with a reason that
+// names the object: a missing PVC, VolumeSnapshot or content; a snapshot
+// not bound to a content yet; a content bound to another snapshot; a
+// content whose snapshot is not cut yet; a malformed nodeAffinity; and,
+// in Filter, a node outside a snapshot's topology. None of them can be
+// fixed by preempting pods, and each is retried on the event that can fix
+// it rather than by the five-minute flush. Lister failures other than
+// "not found" are Errors, which back off and retry.
+//
+// A dynamically provisioned content has no nodeAffinity until the
+// snapshotter has cut the snapshot and written the driver's answer, so
+// until the content has a snapshot handle (status.snapshotHandle, or
+// spec.source.snapshotHandle for a pre-provisioned one) its topology
+// counts as unknown, not as "everywhere". This relies on the snapshotter
+// writing nodeAffinity no later than the snapshot handle.
+//
+// # Events
+//
+// Custom resources are registered as "<plural>.<version>.<group>"
+// resources (volumesnapshots.v1.snapshot.storage.k8s.io and
+// volumesnapshotcontents.v1.snapshot.storage.k8s.io); for those the
+// scheduler starts informers of its own dynamic informer factory and runs
+// the plugin's queueing hints on their Add and Update events. The hints
+// queue a pod only for its own objects and only for changes the plugin
+// reads: a snapshot added or rebound; a content added or changed in its
+// snapshot reference, snapshot handle or nodeAffinity; a PVC of the pod
+// added, bound, or with another source; a node added or relabelled that
+// now satisfies every snapshot topology of the pod. The scheduler's
+// ClusterRole must allow list and watch of both snapshot resources.
+//
+// The framework handle does not expose the scheduler's dynamic informer
+// factory, so PreFilter reads the snapshots through informers of the
+// plugin's own (started and synced in New). Because the scheduler's and
+// the plugin's informers may see a change at slightly different times,
+// the plugin also activates the pending pods that use a snapshot when its
+// own informer sees a relevant change: see addActivationHandlers.
+package snapshottopology

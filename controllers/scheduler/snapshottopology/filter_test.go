@@ -1,0 +1,147 @@
+package snapshottopology
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+func zoneNode(region, zone string) map[string]string {
+	return map[string]string{regionKey: region, zoneKey: zone, "kubernetes.io/hostname": "h"}
+}
+
+func TestFilter(t *testing.T) {
+	single := []runtime.Object{pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap", zones("a", "b"))}
+	// Segments {r1,a} and {r2,b}, converted losslessly: {r2,a} is outside.
+	segments := []runtime.Object{pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap",
+		term(regionKey, []string{"r1"}, zoneKey, []string{"a"}),
+		term(regionKey, []string{"r2"}, zoneKey, []string{"b"}))}
+	// AND across three PVCs: region r1, zone a|b, zone b|c: only r1/b.
+	three := []runtime.Object{
+		pvc("c1", "s1"), vs("s1", "k1"), vsc("k1", "s1", term(regionKey, []string{"r1"})),
+		pvc("c2", "s2"), vs("s2", "k2"), vsc("k2", "s2", zones("a", "b")),
+		pvc("c3", "s3"), vs("s3", "k3"), vsc("k3", "s3", zones("b", "c")),
+	}
+	threePod := podWith("p", claimVol("c1"), claimVol("c2"), claimVol("c3"))
+	tests := []struct {
+		name   string
+		pod    *v1.Pod
+		objs   []runtime.Object
+		labels map[string]string
+		// wantReason is empty for a node that passes.
+		wantReason string
+	}{{
+		name: "node in the first term's zone", pod: podWith("p", claimVol("c")), objs: single,
+		labels: zoneNode("r1", "a"),
+	}, {
+		name: "node in the second term's zone", pod: podWith("p", claimVol("c")), objs: single,
+		labels: zoneNode("r1", "b"),
+	}, {
+		name: "node in another zone", pod: podWith("p", claimVol("c")), objs: single,
+		labels:     zoneNode("r1", "c"),
+		wantReason: `node(s) outside the topology of VolumeSnapshot "default/snap" (content "content"): [{topology.kubernetes.io/zone in [a b]}]`,
+	}, {
+		name: "node without topology labels", pod: podWith("p", claimVol("c")), objs: single,
+		labels:     nil,
+		wantReason: `node(s) outside the topology of VolumeSnapshot "default/snap" (content "content"): [{topology.kubernetes.io/zone in [a b]}]`,
+	}, {
+		name: "segment r1/a", pod: podWith("p", claimVol("c")), objs: segments,
+		labels: zoneNode("r1", "a"),
+	}, {
+		name: "segment r2/b", pod: podWith("p", claimVol("c")), objs: segments,
+		labels: zoneNode("r2", "b"),
+	}, {
+		name: "r2/a is not a segment", pod: podWith("p", claimVol("c")), objs: segments,
+		labels:     zoneNode("r2", "a"),
+		wantReason: `node(s) outside the topology of VolumeSnapshot "default/snap" (content "content"): [{topology.kubernetes.io/region in [r1], topology.kubernetes.io/zone in [a]} {topology.kubernetes.io/region in [r2], topology.kubernetes.io/zone in [b]}]`,
+	}, {
+		name: "three PVCs: r1/b satisfies all", pod: threePod, objs: three,
+		labels: zoneNode("r1", "b"),
+	}, {
+		name: "three PVCs: r1/a fails the third", pod: threePod, objs: three,
+		labels:     zoneNode("r1", "a"),
+		wantReason: `node(s) outside the topology of VolumeSnapshot "default/s3" (content "k3"): [{topology.kubernetes.io/zone in [b c]}]`,
+	}, {
+		name: "three PVCs: r1/c fails the second", pod: threePod, objs: three,
+		labels:     zoneNode("r1", "c"),
+		wantReason: `node(s) outside the topology of VolumeSnapshot "default/s2" (content "k2"): [{topology.kubernetes.io/zone in [a b]}]`,
+	}, {
+		name: "three PVCs: r2/b fails the first", pod: threePod, objs: three,
+		labels:     zoneNode("r2", "b"),
+		wantReason: `node(s) outside the topology of VolumeSnapshot "default/s1" (content "k1"): [{topology.kubernetes.io/region in [r1]}]`,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.objs...)
+			ctx := context.Background()
+			cs := framework.NewCycleState()
+			if _, st := e.pl.PreFilter(ctx, cs, tc.pod, nil); !st.IsSuccess() {
+				t.Fatalf("PreFilter: %v %q", st.Code(), st.Reasons())
+			}
+			st := e.pl.Filter(ctx, cs, tc.pod, nodeInfo("n", tc.labels))
+			if tc.wantReason == "" {
+				if !st.IsSuccess() {
+					t.Errorf("Filter: got %v %q, want success", st.Code(), st.Reasons())
+				}
+				return
+			}
+			if st.Code() != fwk.UnschedulableAndUnresolvable || !slices.Equal(st.Reasons(), []string{tc.wantReason}) {
+				t.Errorf("Filter:\n got %v %q\nwant UnschedulableAndUnresolvable %q", st.Code(), st.Reasons(), tc.wantReason)
+			}
+		})
+	}
+}
+
+// TestFilterEmptyNodeAffinity: a content without nodeAffinity restricts
+// no node, whether Filter runs on PreFilter's state or on an empty one.
+func TestFilterEmptyNodeAffinity(t *testing.T) {
+	e := newEnv(t, pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap"))
+	ctx := context.Background()
+	pod := podWith("p", claimVol("c"))
+	if _, st := e.pl.PreFilter(ctx, framework.NewCycleState(), pod, nil); st.Code() != fwk.Skip {
+		t.Errorf("PreFilter: got %v, want Skip", st.Code())
+	}
+	cs := framework.NewCycleState()
+	cs.Write(stateKey, newState([]source{{claim: "c", content: "content"}}))
+	for _, labels := range []map[string]string{nil, zoneNode("r1", "a")} {
+		if st := e.pl.Filter(ctx, cs, pod, nodeInfo("n", labels)); !st.IsSuccess() {
+			t.Errorf("Filter(%v): got %v %q, want success", labels, st.Code(), st.Reasons())
+		}
+	}
+}
+
+func TestFilterWithoutPreFilter(t *testing.T) {
+	pl := &Plugin{enabled: true}
+	st := pl.Filter(context.Background(), framework.NewCycleState(), podWith("p"), nodeInfo("n", nil))
+	if st.Code() != fwk.Error || !strings.Contains(st.Message(), "enabled at PreFilter") {
+		t.Errorf("got %v %q, want an Error saying PreFilter did not run", st.Code(), st.Message())
+	}
+}
+
+// TestFilterStatusesAreDistinct: the framework writes the plugin name into
+// every rejection, concurrently for many nodes, so each must be its own
+// Status while the shared reasons stay untouched.
+func TestFilterStatusesAreDistinct(t *testing.T) {
+	s := newState([]source{{claim: "c", content: "k", terms: mustTerms(zones("a"))}})
+	cs := framework.NewCycleState()
+	cs.Write(stateKey, s)
+	pl := &Plugin{enabled: true}
+	a := pl.Filter(context.Background(), cs, podWith("p"), nodeInfo("n1", nil))
+	b := pl.Filter(context.Background(), cs, podWith("p"), nodeInfo("n2", nil))
+	if a == b {
+		t.Fatal("Filter returned one Status for two nodes")
+	}
+	a.AppendReason("extra")
+	if got := b.Reasons(); len(got) != 1 {
+		t.Errorf("appending to one status changed another: %q", got)
+	}
+	if got := s.constraints[0].reasons; len(got) != 1 || cap(got) != 1 {
+		t.Errorf("shared reasons changed: %q (cap %d)", got, cap(got))
+	}
+}

@@ -1,0 +1,84 @@
+package snapshottopology
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// stateKey is where PreFilter leaves the pod's constraints for Filter.
+const stateKey fwk.StateKey = "PreFilter" + Name
+
+// constraint is one snapshot-sourced PVC whose content restricts where
+// the pod may run, compiled for Filter.
+type constraint struct {
+	source
+	match matcher
+	// reasons is Filter's rejection message, built once per cycle. Its
+	// capacity equals its length so that a Status appending to it copies
+	// it instead of writing into the shared array.
+	reasons []string
+}
+
+// state is the PreFilter result. Nothing changes it after PreFilter (the
+// plugin has no AddPod/RemovePod), so clones share it.
+type state struct {
+	constraints []constraint
+}
+
+func (s *state) Clone() fwk.StateData { return s }
+
+// PreFilter resolves the pod's unbound snapshot-sourced PVCs to their
+// contents' nodeAffinity once per cycle. It skips the pod (and so Filter)
+// when the gate is off, when no PVC restores from a snapshot, and when no
+// such snapshot restricts topology.
+func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	if !pl.enabled {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	sources, st := pl.podSources(pod)
+	if !st.IsSuccess() {
+		return nil, st
+	}
+	s := newState(sources)
+	klog.FromContext(ctx).V(5).Info("Snapshot sources resolved", "pod", klog.KObj(pod), "sources", len(sources), "constraints", len(s.constraints))
+	if len(s.constraints) == 0 {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	cs.Write(stateKey, s)
+	return nil, nil
+}
+
+// PreFilterExtensions returns nil: other pods on a node do not change
+// where a snapshot is accessible.
+func (pl *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// newState keeps the sources that restrict topology: an empty
+// nodeAffinity admits every node.
+func newState(sources []source) *state {
+	s := &state{}
+	for _, src := range sources {
+		if len(src.terms) == 0 {
+			continue
+		}
+		reason := bounded(fmt.Sprintf("node(s) outside the topology of VolumeSnapshot %q (content %q): %s",
+			src.snapshot.String(), src.content, describe(src.terms)))
+		s.constraints = append(s.constraints, constraint{source: src, match: compile(src.terms), reasons: []string{reason}})
+	}
+	return s
+}
+
+func readState(cs fwk.CycleState) (*state, error) {
+	data, err := cs.Read(stateKey)
+	if err != nil {
+		return nil, fmt.Errorf("reading %q from cycle state (is %s enabled at PreFilter?): %w", stateKey, Name, err)
+	}
+	s, ok := data.(*state)
+	if !ok {
+		return nil, fmt.Errorf("cycle state %q holds %T, not %T", stateKey, data, s)
+	}
+	return s, nil
+}
