@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the controller benchmarks of driver/plugin/bench_test.go once, saves
+# Runs the driver benchmarks of driver/plugin/bench_test.go once, saves
 # the raw `go test -bench` output to _output/bench.txt and checks the
 # targets of issue "Must show 4":
 #   - cost per operation does not grow with the number of objects:
@@ -116,4 +116,34 @@ END {
 	if (runstatus != 0) { print "go test failed: see _output/bench.txt"; failed++ }
 	if (failed) { printf "RESULT: FAIL (%d check(s) failed)\n", failed; exit 1 }
 	print "RESULT: PASS"
-}' "$OUT"
+}' "$OUT" || result=1
+
+# The SnapshotTopology scheduler plugin: Filter over 5,000 nodes (3 regions x
+# 10 zones) for pods with 1, 3 and 10 snapshot-sourced PVCs. Its check, against
+# pvcs=1 in the same run: 10 PVCs cost at most 10x one, i.e. Filter's work
+# grows no faster than the number of snapshot constraints.
+FILTER_OUT=_output/bench-filter.txt
+echo
+echo "+ go test -run '^\$' -bench '^BenchmarkFilter$' -benchmem ./controllers/scheduler/snapshottopology/" | tee "$FILTER_OUT"
+go test -run '^$' -bench '^BenchmarkFilter$' -benchmem ./controllers/scheduler/snapshottopology/ 2>&1 | tee -a "$FILTER_OUT" |
+	grep -E '^(Benchmark|--- FAIL|FAIL|panic)' || result=1
+awk '
+/^BenchmarkFilter\/pvcs=/ {
+	split($1, a, "="); sub(/-[0-9]+$/, "", a[2]); n = a[2]
+	for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") ns[n] = $i
+}
+END {
+	print ""
+	print "SnapshotTopology Filter over 5,000 nodes:"
+	if (!(1 in ns)) { print "RESULT: FAIL (no pvcs=1 result)"; exit 1 }
+	failed = 0
+	for (n = 1; n <= 10; n++) {
+		if (!(n in ns)) continue
+		ok = ns[n] / ns[1] <= n
+		if (!ok) failed++
+		printf "  pvcs=%-3d %12.0f ns/op %8.1f ns/node  %5.2fx pvcs=1  %s (<= %dx)\n", n, ns[n], ns[n] / 5000, ns[n] / ns[1], ok ? "ok" : "FAIL", n
+	}
+	if (failed) { print "RESULT: FAIL"; exit 1 }
+	print "RESULT: PASS"
+}' "$FILTER_OUT" || result=1
+exit "${result:-0}"
