@@ -113,6 +113,17 @@ func TestSnapshotTopologyEndToEnd(t *testing.T) {
 		t.Logf("event %s: %s", ev.Reason, ev.Message)
 	})
 
+	t.Run("a WaitForFirstConsumer restore's pod lands inside the snapshot's zone", func(t *testing.T) {
+		// Nodes exist in zone-a, zone-b and zone-c; only zone-a has the
+		// snapshot, and nothing but the plugin tells the scheduler so.
+		e.pvc(t, "wffc-a", "zonepath-wffc", snapshotSource("snap-a"))
+		e.pod(t, "anywhere", "wffc-a", nil)
+		if node := e.waitScheduled(t, "anywhere"); !strings.HasPrefix(node, "node-a-") {
+			t.Fatalf("scheduled to %s, want a zone-a node", node)
+		}
+		e.waitBound(t, "wffc-a")
+	})
+
 	t.Run("the scheduler plugin rejects nodes outside the snapshot and requeues when it widens", func(t *testing.T) {
 		// A region-wide snapshot, narrowed by an admin to zone-a: the
 		// field is mutable for exactly this.
