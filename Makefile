@@ -102,12 +102,13 @@ fakezones-down:
 fakezones-test: build components
 	ZONEPATH_BIN=$(BIN) $(GO) test -tags fakezones -count=1 -v ./fakezones/... ./controllers/integration/...
 
-## components: the fake-zones cluster's binaries into bin/, versions stamped:
-## etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
-## snapshot-controller, csi-snapshotter, csi-attacher, csi-provisioner, from the
+## components: the fake-zones cluster's upstream binaries into bin/, versions
+## stamped: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+## kubectl, kwok, snapshot-controller, csi-snapshotter, csi-attacher, from the
 ## modules pinned in go.mod (hack/tools.go) and hack/components/*/go.mod.
 ## One at a time (2 cores); go's build cache makes an unchanged rebuild take
-## seconds. A subset: make components COMPONENTS="etcd kwok".
+## seconds. A subset, or the upstream provisioner the cluster no longer needs:
+## make components COMPONENTS="csi-provisioner".
 COMPONENTS ?=
 components:
 	GO=$(GO) BIN=$(BIN) hack/components.sh $(COMPONENTS)
