@@ -19,13 +19,17 @@ import (
 	"github.com/zonepath/zonepath/fakezones/spec"
 )
 
+// lateBy is node-b-2's registerAfter: long enough that the nodes
+// registered at once are done well before it.
+const lateBy = 1500 * time.Millisecond
+
 // TestRegistersLikeKubelet runs real node plugins and checks what each
 // registration mode leaves in the API.
 func TestRegistersLikeKubelet(t *testing.T) {
 	cl, err := spec.File{Zones: 2, NodesPerZone: 2, MaxVolumesPerNode: 7, Nodes: []spec.NodeOverride{
 		{Name: "node-a-2", Registration: spec.NoDriver},
 		{Name: "node-b-1", Registration: spec.NoCSINode},
-		{Name: "node-b-2", Registration: spec.Late, RegisterAfter: metav1.Duration{Duration: 300 * time.Millisecond}, MaxVolumesPerNode: ptr.To[int64](2)},
+		{Name: "node-b-2", Registration: spec.Late, RegisterAfter: metav1.Duration{Duration: lateBy}, MaxVolumesPerNode: ptr.To[int64](2)},
 	}}.Expand()
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +53,7 @@ func TestRegistersLikeKubelet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	started := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -76,13 +81,24 @@ func TestRegistersLikeKubelet(t *testing.T) {
 		}
 		return false, "", "", 0, nil
 	}
-	// node-b-2 registers late: wait for it, then everything else must be
-	// in place too.
-	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		found, _, _, _, _ := driverOf(ctx, "node-b-2")
-		return found, nil
-	}); err != nil {
-		t.Fatalf("node-b-2 never registered: %v", err)
+	registered := func(node string) time.Duration {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			found, _, _, _, _ := driverOf(ctx, node)
+			return found, nil
+		}); err != nil {
+			t.Fatalf("%s never registered: %v", node, err)
+		}
+		return time.Since(started)
+	}
+	// node-b-2 registers late: not before lateBy, and after the others;
+	// then everything must be in place.
+	registered("node-a-1")
+	if found, _, _, _, _ := driverOf(ctx, "node-b-2"); found && time.Since(started) < lateBy {
+		t.Fatal("node-b-2 registered at once, though its registration is late")
+	}
+	if after := registered("node-b-2"); after < lateBy {
+		t.Fatalf("node-b-2 registered after %v, before its registerAfter of %v", after, lateBy)
 	}
 	for _, tc := range []struct {
 		node      string
