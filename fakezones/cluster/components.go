@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/zonepath/zonepath/fakezones/kubelet"
+	"github.com/zonepath/zonepath/fakezones/objects"
 	"github.com/zonepath/zonepath/fakezones/proc"
 )
 
@@ -30,6 +33,27 @@ func (u *up) binary(name string) string {
 func (u *up) has(name string) bool {
 	st, err := os.Stat(u.binary(name))
 	return err == nil && st.Mode().IsRegular()
+}
+
+// check finds what up needs before anything starts: every binary, in
+// either its zonepath or its upstream form, and the CRDs.
+func (u *up) check() error {
+	var missing []string
+	for _, names := range [][]string{
+		{"etcd"}, {"kube-apiserver"}, {"kube-controller-manager"}, {"zonepath-scheduler", "kube-scheduler"},
+		{"kwok"}, {"snapshot-controller"}, {"zonepath"}, {"zonepath-provisioner", "csi-provisioner"},
+		{"zonepath-snapshotter", "csi-snapshotter"}, {"csi-attacher"}, {"zonepath-cluster"},
+	} {
+		if !slices.ContainsFunc(names, u.has) {
+			missing = append(missing, strings.Join(names, " or "))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing in %s: %s; run make build components", u.o.BinDir, strings.Join(missing, ", "))
+	}
+	crds, err := objects.ReadCRDs(u.o.CRDDir)
+	u.crds = crds
+	return err
 }
 
 func (u *up) spec(c component) proc.Spec {

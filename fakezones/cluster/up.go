@@ -18,6 +18,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -54,6 +55,7 @@ type ports struct{ etcd, etcdPeer, apiserver int }
 
 type up struct {
 	o       Options
+	crds    []*apiextensionsv1.CustomResourceDefinition
 	w       *workDir
 	ports   ports
 	etcdURL string
@@ -68,6 +70,9 @@ type up struct {
 func Up(ctx context.Context, o Options) (s *State, err error) {
 	t0 := time.Now()
 	u := &up{o: o, w: &workDir{dir: o.WorkDir}}
+	if err := u.check(); err != nil {
+		return nil, err
+	}
 	if old, err := ReadState(o.WorkDir); err != nil {
 		return nil, err
 	} else if old != nil && len(old.Running()) > 0 {
@@ -292,7 +297,7 @@ func (u *up) install(ctx context.Context) error {
 	if err := objects.InstallRBAC(ctx, u.clients); err != nil {
 		return err
 	}
-	if _, err := objects.InstallCRDs(ctx, u.clients, u.o.CRDDir); err != nil {
+	if err := objects.InstallCRDs(ctx, u.clients, u.crds); err != nil {
 		return err
 	}
 	if err := objects.InstallStorage(ctx, u.clients, u.o.Cluster); err != nil {

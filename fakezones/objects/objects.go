@@ -51,15 +51,15 @@ type Clients struct {
 	Dynamic    dynamic.Interface
 }
 
-// InstallCRDs creates every CRD in dir (*.yaml) and waits until each is
-// established, so that objects of its kinds can be created right after.
-func InstallCRDs(ctx context.Context, c Clients, dir string) ([]string, error) {
+// ReadCRDs reads every CRD in dir (*.yaml), so that a missing or broken
+// CRD directory is reported before any process starts.
+func ReadCRDs(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no CRD files (*.yaml) in %s", dir)
+	if err != nil {
+		return nil, err
 	}
 	sort.Strings(files)
-	var names []string
+	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range files {
 		if filepath.Base(f) == "kustomization.yaml" {
 			continue // the upstream directory's index, not a CRD
@@ -68,20 +68,31 @@ func InstallCRDs(ctx context.Context, c Clients, dir string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := create(ctx, crd.Name, func() error {
+		crds = append(crds, crd)
+	}
+	if len(crds) == 0 {
+		return nil, fmt.Errorf("no CRDs (*.yaml) in %s: run make crds", dir)
+	}
+	return crds, nil
+}
+
+// InstallCRDs creates crds and waits until each is established, so that
+// objects of its kinds can be created right after.
+func InstallCRDs(ctx context.Context, c Clients, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	for _, crd := range crds {
+		if err := create(ctx, "CRD "+crd.Name, func() error {
 			_, err := c.Extensions.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
 			return err
 		}); err != nil {
-			return nil, err
-		}
-		names = append(names, crd.Name)
-	}
-	for _, n := range names {
-		if err := waitEstablished(ctx, c, n); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return names, nil
+	for _, crd := range crds {
+		if err := waitEstablished(ctx, c, crd.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func readCRD(path string) (*apiextensionsv1.CustomResourceDefinition, error) {
