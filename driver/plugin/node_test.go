@@ -137,6 +137,8 @@ func TestNodePathsTheCOOwns(t *testing.T) {
 	ctx := context.Background()
 	id, staging := d.stagedVolume(t, "paths", false)
 	dir := t.TempDir()
+	aFile := filepath.Join(dir, "a-file")
+	writeAt(t, aFile, []byte("not a directory"))
 	stage := func(path string) func() error {
 		return func() error {
 			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: path, VolumeCapability: mountCapability()})
@@ -150,6 +152,8 @@ func TestNodePathsTheCOOwns(t *testing.T) {
 		{"stage at /", stage("/"), codes.InvalidArgument},
 		{"stage directly under /", stage("/zonepath-staging"), codes.InvalidArgument},
 		{"stage at a missing directory", stage(filepath.Join(dir, "missing-staging")), codes.FailedPrecondition},
+		{"stage at a file", stage(aFile), codes.FailedPrecondition},
+		{"publish a filesystem volume at an existing file", func() error { return d.publish(id, staging, aFile, false) }, codes.FailedPrecondition},
 	})
 	for _, p := range []string{"/zonepath-target", "/zonepath-staging", filepath.Join(dir, "missing"), filepath.Join(dir, "missing-staging")} {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
@@ -202,6 +206,27 @@ func TestNodeUnpublishLeavesWhatItDidNotMake(t *testing.T) {
 		}
 		if !isMountPoint(foreign) {
 			t.Fatal("NodeUnpublishVolume unmounted a mount the driver did not make")
+		}
+
+		// Another's mount over the driver's own at a target it published.
+		target := filepath.Join(dir, "target")
+		if err := d.publish(id, staging, target, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Mount(source, target, "", []string{"bind"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: target}); codeOf(err) != codes.FailedPrecondition {
+			t.Fatalf("NodeUnpublishVolume under another's mount: %v, want FailedPrecondition", err)
+		}
+		if err := m.Unmount(target); err != nil {
+			t.Fatalf("another's mount over the target is gone: %v", err)
+		}
+		if _, err := d.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: target}); err != nil {
+			t.Fatalf("NodeUnpublishVolume once the other mount is gone: %v", err)
+		}
+		if _, err := os.Lstat(target); !os.IsNotExist(err) {
+			t.Fatalf("NodeUnpublishVolume left its target: %v", err)
 		}
 	}
 
