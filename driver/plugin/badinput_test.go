@@ -120,6 +120,30 @@ type codeCase struct {
 	want codes.Code
 }
 
+func (d *testDriver) createVolumeCall(req *csi.CreateVolumeRequest) func() error {
+	return func() error {
+		_, err := d.CreateVolume(context.Background(), req)
+		return err
+	}
+}
+
+func (d *testDriver) createSnapshotCall(name, source string, params map[string]string) func() error {
+	return func() error {
+		_, err := d.CreateSnapshot(context.Background(), &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: source, Parameters: params})
+		return err
+	}
+}
+
+// assertAbsent fails the test for each path that exists.
+func assertAbsent(t *testing.T, why string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s: %s exists (%v)", why, p, err)
+		}
+	}
+}
+
 func runCodeCases(t *testing.T, cases []codeCase) {
 	t.Helper()
 	for _, tt := range cases {
@@ -140,18 +164,12 @@ func TestControlCharactersAreInvalid(t *testing.T) {
 	ctx := context.Background()
 	vol := d.mustCreateVolume(volumeRequest("ctl-source", gib, nil)).GetVolumeId()
 	createVolume := func(mutate func(*csi.CreateVolumeRequest)) func() error {
-		return func() error {
-			req := volumeRequest("ctl-volume", gib, nil)
-			mutate(req)
-			_, err := d.CreateVolume(ctx, req)
-			return err
-		}
+		req := volumeRequest("ctl-volume", gib, nil)
+		mutate(req)
+		return d.createVolumeCall(req)
 	}
 	createSnapshot := func(name string, params map[string]string) func() error {
-		return func() error {
-			_, err := d.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: vol, Parameters: params})
-			return err
-		}
+		return d.createSnapshotCall(name, vol, params)
 	}
 	cases := []codeCase{
 		{"CreateVolume name with NUL", createVolume(func(r *csi.CreateVolumeRequest) { r.Name = "ctl\x00volume" }), codes.InvalidArgument},
@@ -305,7 +323,6 @@ func TestZoneAccountingSurvivesHostileSizes(t *testing.T) {
 // is removed first, so that any copy attempt would fail with INTERNAL.
 func TestSourceCheckedBeforeCopy(t *testing.T) {
 	d := newTestDriver(t, nil)
-	ctx := context.Background()
 	const size = 4 << 20
 	type source struct{ volume, snapshot string }
 	sources := map[bool]source{}
@@ -326,12 +343,9 @@ func TestSourceCheckedBeforeCopy(t *testing.T) {
 		return &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: volume}}}
 	}
 	create := func(name string, block bool, bytes int64, src *csi.VolumeContentSource) func() error {
-		return func() error {
-			req := sizedRequest(name, block, &csi.CapacityRange{RequiredBytes: bytes})
-			req.VolumeContentSource = src
-			_, err := d.CreateVolume(ctx, req)
-			return err
-		}
+		req := sizedRequest(name, block, &csi.CapacityRange{RequiredBytes: bytes})
+		req.VolumeContentSource = src
+		return d.createVolumeCall(req)
 	}
 	var cases []codeCase
 	for _, block := range []bool{false, true} {
@@ -361,18 +375,12 @@ func TestUnknownDriverParameters(t *testing.T) {
 	coKeys := map[string]string{"csi.storage.k8s.io/pvc/name": "claim", "csi.storage.k8s.io/pvc/namespace": "default", "csi.storage.k8s.io/pv/name": "pv-1"}
 	typo := map[string]string{plugin.DefaultName + "/snapshotScop": "zone"}
 	createVolume := func(name string, params map[string]string) func() error {
-		return func() error {
-			req := volumeRequest(name, gib, nil)
-			req.Parameters = params
-			_, err := d.CreateVolume(ctx, req)
-			return err
-		}
+		req := volumeRequest(name, gib, nil)
+		req.Parameters = params
+		return d.createVolumeCall(req)
 	}
 	createSnapshot := func(name string, params map[string]string) func() error {
-		return func() error {
-			_, err := d.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: vol, Parameters: params})
-			return err
-		}
+		return d.createSnapshotCall(name, vol, params)
 	}
 	getCapacity := func(params map[string]string) func() error {
 		return func() error {

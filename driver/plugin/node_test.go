@@ -95,9 +95,7 @@ func TestNodeControlCharactersAreInvalid(t *testing.T) {
 			return err
 		}, codes.InvalidArgument},
 	})
-	if _, err := os.Lstat(target); !os.IsNotExist(err) {
-		t.Fatalf("a refused publish made %s: %v", target, err)
-	}
+	assertAbsent(t, "a refused publish made its target", target)
 }
 
 // TestNodePublishRequiresStaging: the driver advertises
@@ -115,11 +113,7 @@ func TestNodePublishRequiresStaging(t *testing.T) {
 				{"no staging path", func() error { return d.publish(id, "", filepath.Join(dir, "t1"), block) }, codes.FailedPrecondition},
 				{"never staged there", func() error { return d.publish(id, dir, filepath.Join(dir, "t2"), block) }, codes.FailedPrecondition},
 			})
-			for _, name := range []string{"t1", "t2"} {
-				if _, err := os.Lstat(filepath.Join(dir, name)); !os.IsNotExist(err) {
-					t.Errorf("a refused publish left %s behind: %v", name, err)
-				}
-			}
+			assertAbsent(t, "a refused publish left its target", filepath.Join(dir, "t1"), filepath.Join(dir, "t2"))
 		})
 	}
 }
@@ -155,11 +149,7 @@ func TestNodePathsTheCOOwns(t *testing.T) {
 		{"stage at a file", stage(aFile), codes.FailedPrecondition},
 		{"publish a filesystem volume at an existing file", func() error { return d.publish(id, staging, aFile, false) }, codes.FailedPrecondition},
 	})
-	for _, p := range []string{"/zonepath-target", "/zonepath-staging", filepath.Join(dir, "missing"), filepath.Join(dir, "missing-staging")} {
-		if _, err := os.Lstat(p); !os.IsNotExist(err) {
-			t.Errorf("a refused request created %s: %v", p, err)
-		}
-	}
+	assertAbsent(t, "a refused request created a path", "/zonepath-target", "/zonepath-staging", filepath.Join(dir, "missing"), filepath.Join(dir, "missing-staging"))
 }
 
 // TestNodeUnpublishLeavesWhatItDidNotMake: NodeUnpublishVolume and
@@ -225,9 +215,7 @@ func TestNodeUnpublishLeavesWhatItDidNotMake(t *testing.T) {
 		if _, err := d.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: target}); err != nil {
 			t.Fatalf("NodeUnpublishVolume once the other mount is gone: %v", err)
 		}
-		if _, err := os.Lstat(target); !os.IsNotExist(err) {
-			t.Fatalf("NodeUnpublishVolume left its target: %v", err)
-		}
+		assertAbsent(t, "NodeUnpublishVolume left its target", target)
 	}
 
 	if _, err := d.NodeUnstageVolume(ctx, &csi.NodeUnstageVolumeRequest{VolumeId: id, StagingTargetPath: staging}); err != nil {
@@ -286,9 +274,7 @@ func TestBlockVolumeOnTheNode(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := os.Lstat(target); !os.IsNotExist(err) {
-				t.Fatalf("NodeUnpublishVolume left the target file: %v", err)
-			}
+			assertAbsent(t, "NodeUnpublishVolume left the target file", target)
 			if _, err := d.NodeUnstageVolume(ctx, &csi.NodeUnstageVolumeRequest{VolumeId: id, StagingTargetPath: staging}); err != nil {
 				t.Fatal(err)
 			}
