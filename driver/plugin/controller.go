@@ -59,7 +59,7 @@ func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		}
 		return &csi.CreateVolumeResponse{Volume: p.csiVolume(existing)}, nil
 	}
-	if err := p.checkSourceExists(spec); err != nil {
+	if err := p.checkSource(spec); err != nil {
 		return nil, err
 	}
 	id := newID(volumePrefix)
@@ -91,17 +91,38 @@ func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	return &csi.CreateVolumeResponse{Volume: p.csiVolume(vol)}, nil
 }
 
-// checkSourceExists fails early, before any data is copied, when the
-// content source is unknown (spec: CreateVolume Errors, "Source does not
-// exist"). The store update checks again, authoritatively.
-func (p *Plugin) checkSourceExists(spec *volumeSpec) error {
-	if spec.sourceSnapshot != "" && p.store.Snapshot(spec.sourceSnapshot) == nil {
-		return status.Errorf(codes.NotFound, "source snapshot %s does not exist", spec.sourceSnapshot)
-	}
-	if spec.sourceVolume != "" && p.store.Volume(spec.sourceVolume) == nil {
-		return status.Errorf(codes.NotFound, "source volume %s does not exist", spec.sourceVolume)
+// checkSource fails early, before any data is copied, when the content
+// source is unknown (spec: CreateVolume Errors, "Source does not exist"),
+// of the other access type ("Source incompatible or not supported") or
+// larger than the new volume ("Unsupported capacity_range"): a refused
+// request copies nothing. The store update checks existence and a clone's
+// size again, authoritatively, since a source volume can grow meanwhile;
+// access types and snapshots never change.
+func (p *Plugin) checkSource(spec *volumeSpec) error {
+	switch {
+	case spec.sourceSnapshot != "":
+		snap := p.store.Snapshot(spec.sourceSnapshot)
+		if snap == nil {
+			return status.Errorf(codes.NotFound, "source snapshot %s does not exist", spec.sourceSnapshot)
+		}
+		return checkSourceFits(snap.SizeBytes, spec.size, p.snapshotIsBlock(snap), spec.block, "snapshot", snap.ID)
+	case spec.sourceVolume != "":
+		src := p.store.Volume(spec.sourceVolume)
+		if src == nil {
+			return status.Errorf(codes.NotFound, "source volume %s does not exist", spec.sourceVolume)
+		}
+		return checkSourceFits(src.CapacityBytes, spec.size, src.Block, spec.block, "volume", src.ID)
 	}
 	return nil
+}
+
+// snapshotIsBlock tells a block volume's snapshot from a filesystem's: by
+// its source volume while that exists, else by its data file.
+func (p *Plugin) snapshotIsBlock(s *state.Snapshot) bool {
+	if src := p.store.Volume(s.SourceVolume); src != nil {
+		return src.Block
+	}
+	return p.data.isBlockSnapshot(s.ID)
 }
 
 // volumeSpec is a validated CreateVolumeRequest.
@@ -122,12 +143,16 @@ func (p *Plugin) volumeSpec(req *csi.CreateVolumeRequest) (*volumeSpec, error) {
 	if err := checkName("name", req.GetName()); err != nil {
 		return nil, err
 	}
+	// The driver has no volume parameters: one in its prefix is a mistake.
+	if err := checkParameters(req.GetParameters()); err != nil {
+		return nil, err
+	}
 	block, err := accessType(req.GetVolumeCapabilities())
 	if err != nil {
 		return nil, err
 	}
 	spec := &volumeSpec{name: req.GetName(), block: block, params: req.GetParameters(), requirement: req.GetAccessibilityRequirements()}
-	if spec.required, spec.limit, spec.size, err = p.capacity(req.GetCapacityRange()); err != nil {
+	if spec.required, spec.limit, spec.size, err = p.capacity(req.GetCapacityRange(), block); err != nil {
 		return nil, err
 	}
 	if src := req.GetVolumeContentSource(); src != nil {
@@ -154,8 +179,10 @@ func (p *Plugin) volumeSpec(req *csi.CreateVolumeRequest) (*volumeSpec, error) {
 }
 
 // capacity applies CSI's capacity_range rules: the volume is at least
-// required_bytes and at most limit_bytes; unset means defaultVolumeSize.
-func (p *Plugin) capacity(r *csi.CapacityRange) (required, limit, size int64, err error) {
+// required_bytes and at most limit_bytes (neither "MUST NOT be negative");
+// unset means defaultVolumeSize, or less when the limit or the largest
+// volume of the access type is smaller.
+func (p *Plugin) capacity(r *csi.CapacityRange, block bool) (required, limit, size int64, err error) {
 	required, limit = r.GetRequiredBytes(), r.GetLimitBytes()
 	switch {
 	case required < 0 || limit < 0:
@@ -163,15 +190,16 @@ func (p *Plugin) capacity(r *csi.CapacityRange) (required, limit, size int64, er
 	case limit > 0 && required > limit:
 		return 0, 0, 0, status.Errorf(codes.InvalidArgument, "capacity_range: required_bytes %d exceeds limit_bytes %d", required, limit)
 	}
+	largest := p.maxVolumeSize(block)
 	size = required
 	if size == 0 {
-		size = defaultVolumeSize
-		if limit > 0 && limit < size {
-			size = limit
+		size = min(defaultVolumeSize, largest)
+		if limit > 0 {
+			size = min(size, limit)
 		}
 	}
-	if p.cfg.MaxVolumeSize > 0 && size > p.cfg.MaxVolumeSize {
-		return 0, 0, 0, status.Errorf(codes.OutOfRange, "capacity_range: %d bytes exceed the driver's maximum volume size %d", size, p.cfg.MaxVolumeSize)
+	if size > largest {
+		return 0, 0, 0, status.Errorf(codes.OutOfRange, "capacity_range: %d bytes exceed the largest volume of this access type, %d bytes (GetCapacity's maximum_volume_size)", size, largest)
 	}
 	return required, limit, size, nil
 }
@@ -233,7 +261,7 @@ func (p *Plugin) placeVolume(tx *state.Tx, id string, spec *volumeSpec) (*state.
 	}
 	for _, i := range candidates {
 		z := p.topo.Zones[i]
-		if z.CapacityBytes >= 0 && tx.Usage(z.ID()).Bytes+spec.size > z.CapacityBytes {
+		if spec.size > room(z, tx.Usage(z.ID()).Bytes) {
 			continue
 		}
 		return &state.Volume{
@@ -274,14 +302,8 @@ func (p *Plugin) sourceZones(tx *state.Tx, spec *volumeSpec) ([]int, error) {
 		if snap == nil {
 			return nil, status.Errorf(codes.NotFound, "source snapshot %s does not exist", spec.sourceSnapshot)
 		}
-		src := tx.Volume(snap.SourceVolume)
-		block := src != nil && src.Block
-		if src == nil {
-			block = spec.block // the source is gone; its snapshot file tells
-		}
-		if err := checkSourceFits(snap.SizeBytes, spec.size, block, spec.block, "snapshot", snap.ID); err != nil {
-			return nil, err
-		}
+		// checkSource compared access types and sizes before copying;
+		// a snapshot never changes.
 		if !p.snapshotTopology() {
 			return requested, nil
 		}
@@ -391,12 +413,23 @@ func (p *Plugin) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMap("volume_context", req.GetVolumeContext()); err != nil {
+		return nil, err
+	}
+	if err := checkMap("parameters", req.GetParameters()); err != nil {
+		return nil, err
+	}
 	v := p.store.Volume(req.GetVolumeId())
 	if v == nil {
 		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", req.GetVolumeId())
 	}
 	if block != v.Block {
 		return &csi.ValidateVolumeCapabilitiesResponse{Message: "access type differs from the volume's"}, nil
+	}
+	// CSI: confirmed "SHALL only be set if all the volume capabilities and
+	// parameters specified in the request are supported".
+	if err := checkParameters(req.GetParameters()); err != nil {
+		return &csi.ValidateVolumeCapabilitiesResponse{Message: status.Convert(err).Message()}, nil
 	}
 	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{
 		VolumeContext: req.GetVolumeContext(), VolumeCapabilities: req.GetVolumeCapabilities(), Parameters: req.GetParameters(),
@@ -405,8 +438,14 @@ func (p *Plugin) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 
 // GetCapacity implements csi.ControllerServer: the free bytes of the
 // zones accessible_topology selects (all zones without it), and the
-// largest volume one of them can still take.
+// largest volume of the access type one of them can still take. The
+// access type is read from the capabilities alone: the external-provisioner
+// sends them without an access mode.
 func (p *Plugin) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+	if err := checkParameters(req.GetParameters()); err != nil {
+		return nil, err
+	}
+	block := slices.ContainsFunc(req.GetVolumeCapabilities(), func(c *csi.VolumeCapability) bool { return c.GetBlock() != nil })
 	zones := allZones(p.topo)
 	if seg := req.GetAccessibleTopology(); seg != nil && p.volumeTopology() {
 		var err error
@@ -417,9 +456,10 @@ func (p *Plugin) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	var total, largest int64
 	for _, i := range zones {
 		free := p.freeBytes(i)
-		total += free
+		total = addCapped(total, free)
 		largest = max(largest, free)
 	}
+	largest = min(largest, p.maxVolumeSize(block))
 	resp := &csi.GetCapacityResponse{AvailableCapacity: total}
 	if largest > 0 {
 		resp.MaximumVolumeSize = wrapInt64(largest)
@@ -435,10 +475,6 @@ func (p *Plugin) freeBytes(i int) int64 {
 	return max(0, z.CapacityBytes-p.store.ZoneUsage(z.ID()).Bytes)
 }
 
-// unlimitedCapacity is reported for zones without a capacity: 1 PiB,
-// large enough for any test, small enough that sums do not overflow.
-const unlimitedCapacity = 1 << 50
-
 // ControllerExpandVolume implements csi.ControllerServer.
 func (p *Plugin) ControllerExpandVolume(ctx context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
 	id := req.GetVolumeId()
@@ -448,7 +484,11 @@ func (p *Plugin) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 	if req.GetCapacityRange() == nil {
 		return nil, status.Error(codes.InvalidArgument, "capacity_range is required")
 	}
-	_, _, size, err := p.capacity(req.GetCapacityRange())
+	v := p.store.Volume(id)
+	if v == nil {
+		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", id)
+	}
+	_, _, size, err := p.capacity(req.GetCapacityRange(), v.Block) // access types never change
 	if err != nil {
 		return nil, err
 	}
@@ -463,7 +503,7 @@ func (p *Plugin) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 			return nil // already as large: expansion is idempotent
 		}
 		z, _ := p.topo.Zone(v.Zone)
-		if z.CapacityBytes >= 0 && tx.Usage(z.ID()).Bytes-v.CapacityBytes+size > z.CapacityBytes {
+		if size-v.CapacityBytes > room(z, tx.Usage(z.ID()).Bytes) {
 			return status.Errorf(codes.OutOfRange, "zone %s has no room to grow volume %s to %d bytes", z.ID(), id, size)
 		}
 		grown := *v

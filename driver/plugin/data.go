@@ -154,6 +154,13 @@ func (d *dataDir) snapshot(snapID, volID string, block bool) error {
 	return os.Rename(tmp, final)
 }
 
+// isBlockSnapshot tells whether a snapshot holds a block image, for a
+// restore checked before anything is copied.
+func (d *dataDir) isBlockSnapshot(id string) bool {
+	_, err := os.Stat(d.blockSnapshotPath(id))
+	return err == nil
+}
+
 func (d *dataDir) deleteSnapshot(id string) error {
 	for _, p := range []string{d.snapshotPath(id), d.blockSnapshotPath(id)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {

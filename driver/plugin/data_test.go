@@ -21,27 +21,20 @@ func TestDataSurvivesSnapshotAndRestore(t *testing.T) {
 		block bool
 	}{{"filesystem", false}, {"block", true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClient(t, "")
+			d := newTestDriver(t, nil)
 			ctx := context.Background()
-			capability := &csi.VolumeCapability{AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER}}
-			if tt.block {
-				capability.AccessType = &csi.VolumeCapability_Block{Block: &csi.VolumeCapability_BlockVolume{}}
-			} else {
-				capability.AccessType = &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}}
-			}
 			create := func(name string, src *csi.VolumeContentSource) string {
-				req := volumeRequest(name, 1<<20, nil)
-				req.VolumeCapabilities = []*csi.VolumeCapability{capability}
+				req := sizedRequest(name, tt.block, &csi.CapacityRange{RequiredBytes: 1 << 20})
 				req.VolumeContentSource = src
-				return c.mustCreateVolume(req).GetVolumeId()
+				return d.mustCreateVolume(req).GetVolumeId()
 			}
 			publish := func(id string) (path string, mounted bool) {
 				target := filepath.Join(t.TempDir(), "target")
-				if _, err := c.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: id, TargetPath: target, VolumeCapability: capability}); err != nil {
+				if err := d.publish(id, d.stage(t, id, tt.block), target, tt.block); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() {
-					c.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: target})
+					d.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: target})
 				})
 				file := target
 				if !tt.block {
@@ -56,7 +49,7 @@ func TestDataSurvivesSnapshotAndRestore(t *testing.T) {
 				t.Skip("the driver cannot bind-mount here (needs root): no data path to test")
 			}
 			writeAt(t, path, payload)
-			snap := c.mustCreateSnapshot("data-snap", src, nil)
+			snap := d.mustCreateSnapshot("data-snap", src, nil)
 			restored := create("data-restored", &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snap.GetSnapshotId()}}})
 			path, _ = publish(restored)
 			got := make([]byte, len(payload))

@@ -4,10 +4,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -70,7 +74,63 @@ func checkName(field, name string) error {
 	case len(name) > maxNameLength:
 		return status.Errorf(codes.InvalidArgument, "%s is %d characters long, more than %d", field, len(name), maxNameLength)
 	}
+	return checkText(field, name)
+}
+
+// checkText refuses control characters, NUL above all, in a string the CO
+// gives. A NUL makes the kernel refuse a path (EINVAL, which would surface
+// as INTERNAL) and would cut a name where C code reads it; none of them
+// belongs in a name, key or path the driver stores, logs or mounts.
+func checkText(field, s string) error {
+	i := strings.IndexFunc(s, unicode.IsControl)
+	if i < 0 {
+		return nil
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return status.Errorf(codes.InvalidArgument, "%s %q contains the control character %U", field, truncate(s), r)
+}
+
+// checkMap applies checkText to the keys and values of a map the CO gives
+// (parameters, volume_context, publish_context), in key order so the
+// error is the same on every call.
+func checkMap(field string, m map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if err := checkText(field+" key", k); err != nil {
+			return err
+		}
+		if err := checkText(fmt.Sprintf("%s[%q]", field, k), m[k]); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// paramPrefix is the prefix of the driver's own parameters. Keys in other
+// prefixes, such as the csi.storage.k8s.io/ keys a CO adds, are not the
+// driver's to judge.
+const paramPrefix = DefaultName + "/"
+
+// checkParameters validates parameters: no control characters, and no key
+// in the driver's own prefix beyond the known ones, so that a misspelt
+// parameter fails instead of silently doing nothing (spec: General Error
+// Table, "Invalid or unsupported field in the request").
+func checkParameters(params map[string]string, known ...string) error {
+	if err := checkMap("parameters", params); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if strings.HasPrefix(k, paramPrefix) && !slices.Contains(known, k) {
+			return status.Errorf(codes.InvalidArgument, "unknown parameter %s: %s", k, knownParameters(known))
+		}
+	}
+	return nil
+}
+
+func knownParameters(known []string) string {
+	if len(known) == 0 {
+		return "this call takes no " + paramPrefix + " parameters"
+	}
+	return "this call knows " + strings.Join(known, ", ")
 }
 
 func encodeToken(id string) string { return tokenPrefix + id }

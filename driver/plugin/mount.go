@@ -27,23 +27,18 @@ func (b bindMounter) bind(source, target string, readonly bool) error {
 	return b.m.Mount(source, target, "", opts)
 }
 
-func (b bindMounter) unmount(target string) error {
-	return mountutils.CleanupMountPoint(target, b.m, true)
-}
+// unmount undoes one bind mount; removing the mount point is the
+// caller's decision, since it may not be the driver's to remove.
+func (b bindMounter) unmount(target string) error { return b.m.Unmount(target) }
 
 func (bindMounter) kind() string { return "bind" }
 
-// pathMounter mounts nothing; unmount removes the path as the CO expects.
+// pathMounter mounts nothing: the node service only makes the paths.
 type pathMounter struct{}
 
 func (pathMounter) bind(string, string, bool) error { return nil }
-func (pathMounter) unmount(target string) error {
-	if err := os.Remove(target); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	return nil
-}
-func (pathMounter) kind() string { return "none" }
+func (pathMounter) unmount(string) error            { return nil }
+func (pathMounter) kind() string                    { return "none" }
 
 // newMounter picks the mounter: "bind", "none", or "auto", which tries a
 // bind mount inside dir and falls back to none.

@@ -2,13 +2,17 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/state"
 )
@@ -42,19 +46,42 @@ func (p *Plugin) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRe
 	return &csi.NodeGetCapabilitiesResponse{Capabilities: caps}, nil
 }
 
-// checkPath validates a path the CO gives: absolute, clean, and outside
-// the driver's own directories, so a request cannot mount over them.
+// checkPath validates a path the CO gives: absolute, clean, in a
+// directory of the CO's own (not / or directly under it), and outside the
+// driver's own directories, so a request cannot mount over them.
 func (p *Plugin) checkPath(field, path string) error {
-	switch {
-	case path == "":
+	if path == "" {
 		return status.Errorf(codes.InvalidArgument, "%s is required", field)
-	case !filepath.IsAbs(path) || filepath.Clean(strings.TrimSuffix(path, "/")) != strings.TrimSuffix(path, "/"):
+	}
+	if err := checkText(field, path); err != nil {
+		return err
+	}
+	trimmed := strings.TrimSuffix(path, "/")
+	switch {
+	case path == "/" || filepath.Dir(trimmed) == "/":
+		return status.Errorf(codes.InvalidArgument, "%s %q is / or directly under it, not in a directory of the CO's own", field, truncate(path))
+	case !filepath.IsAbs(path) || filepath.Clean(trimmed) != trimmed:
 		return status.Errorf(codes.InvalidArgument, "%s %q must be an absolute, clean path", field, truncate(path))
 	}
 	for _, own := range []string{p.cfg.StateDir, p.cfg.DataDir} {
 		if rel, err := filepath.Rel(own, path); err == nil && filepath.IsLocal(rel) || path == own {
 			return status.Errorf(codes.InvalidArgument, "%s %q lies inside the driver's directory %s", field, truncate(path), own)
 		}
+	}
+	return nil
+}
+
+// checkCODirectory checks that a directory the CO must create exists. Its
+// absence is not a malformed request but a node not in the state the call
+// needs: FAILED_PRECONDITION, and the driver does not create what the CO
+// owns.
+func checkCODirectory(what, path string) error {
+	st, err := os.Stat(path)
+	if err == nil && !st.IsDir() {
+		err = errors.New("not a directory")
+	}
+	if err != nil {
+		return status.Errorf(codes.FailedPrecondition, "%s %s, which the CO creates: %v", what, truncate(path), err)
 	}
 	return nil
 }
@@ -71,33 +98,55 @@ func (p *Plugin) nodeVolume(id string) (block bool, err error) {
 	return block, nil
 }
 
+// nodeMountRequest is what NodeStageVolumeRequest and
+// NodePublishVolumeRequest share.
+type nodeMountRequest interface {
+	GetVolumeId() string
+	GetVolumeCapability() *csi.VolumeCapability
+	GetVolumeContext() map[string]string
+	GetPublishContext() map[string]string
+}
+
 // checkMountRequest validates what NodeStageVolume and NodePublishVolume
 // share, in the order csi-sanity expects the errors, and reports whether
 // the volume is a block volume.
-func (p *Plugin) checkMountRequest(volID, pathField, path string, capability *csi.VolumeCapability) (block bool, err error) {
-	if err := checkID("volume_id", volID); err != nil {
+func (p *Plugin) checkMountRequest(req nodeMountRequest, pathField, path string) (block bool, err error) {
+	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
 		return false, err
 	}
 	if err := p.checkPath(pathField, path); err != nil {
 		return false, err
 	}
-	if capability == nil {
+	if req.GetVolumeCapability() == nil {
 		return false, status.Error(codes.InvalidArgument, "volume_capability is required")
 	}
-	if block, err = p.nodeVolume(volID); err != nil {
+	if err := checkMap("volume_context", req.GetVolumeContext()); err != nil {
 		return false, err
 	}
-	return block, checkCapabilityFits(capability, block)
+	if err := checkMap("publish_context", req.GetPublishContext()); err != nil {
+		return false, err
+	}
+	if block, err = p.nodeVolume(req.GetVolumeId()); err != nil {
+		return false, err
+	}
+	return block, checkCapabilityFits(req.GetVolumeCapability(), block)
 }
 
 // NodeStageVolume implements csi.NodeServer: a filesystem volume is
-// bind-mounted at the staging path; a block volume needs no staging.
+// bind-mounted at the staging directory; a block volume's backing file is
+// bind-mounted on a file the driver places inside it, since the staging
+// path is a directory for every access type (spec:
+// NodeStageVolumeRequest.staging_target_path "MUST be a directory").
 func (p *Plugin) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRequest) (*csi.NodeStageVolumeResponse, error) {
-	block, err := p.checkMountRequest(req.GetVolumeId(), "staging_target_path", req.GetStagingTargetPath(), req.GetVolumeCapability())
+	staging := req.GetStagingTargetPath()
+	block, err := p.checkMountRequest(req, "staging_target_path", staging)
 	if err != nil {
 		return nil, err
 	}
-	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: req.GetStagingTargetPath(), Staging: true, Block: block}
+	if err := checkCODirectory("staging_target_path", staging); err != nil {
+		return nil, err
+	}
+	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: staging, Staging: true, Block: block}
 	return &csi.NodeStageVolumeResponse{}, p.mount(m, p.data.volumePath(m.VolumeID, block))
 }
 
@@ -109,30 +158,53 @@ func (p *Plugin) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolu
 	if err := p.checkPath("staging_target_path", req.GetStagingTargetPath()); err != nil {
 		return nil, err
 	}
-	return &csi.NodeUnstageVolumeResponse{}, p.unmount(req.GetVolumeId(), req.GetStagingTargetPath(), false)
+	return &csi.NodeUnstageVolumeResponse{}, p.unmount(req.GetVolumeId(), req.GetStagingTargetPath(), true)
 }
 
-// NodePublishVolume implements csi.NodeServer: the staging mount (or the
-// volume's data) is bind-mounted at the target path, read-only on request.
+// NodePublishVolume implements csi.NodeServer: the staged volume is
+// bind-mounted at the target path, read-only on request. The plugin
+// advertises STAGE_UNSTAGE_VOLUME, so the volume must be staged at the
+// given staging path first.
 func (p *Plugin) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
-	block, err := p.checkMountRequest(req.GetVolumeId(), "target_path", req.GetTargetPath(), req.GetVolumeCapability())
+	target, staging := req.GetTargetPath(), req.GetStagingTargetPath()
+	block, err := p.checkMountRequest(req, "target_path", target)
 	if err != nil {
 		return nil, err
 	}
-	source := p.data.volumePath(req.GetVolumeId(), block)
-	if staging := req.GetStagingTargetPath(); staging != "" && !block {
-		if err := p.checkPath("staging_target_path", staging); err != nil {
-			return nil, err
-		}
-		source = staging
+	if err := p.checkStaged(req.GetVolumeId(), staging); err != nil {
+		return nil, err
+	}
+	if err := checkCODirectory("the parent of target_path", filepath.Dir(target)); err != nil {
+		return nil, err
 	}
 	if req.GetVolumeCapability().GetAccessMode().GetMode() == csi.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER {
-		if err := p.checkSingleWriter(req.GetVolumeId(), req.GetTargetPath()); err != nil {
+		if err := p.checkSingleWriter(req.GetVolumeId(), target); err != nil {
 			return nil, err
 		}
 	}
-	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: req.GetTargetPath(), Readonly: req.GetReadonly(), Block: block}
-	return &csi.NodePublishVolumeResponse{}, p.mount(m, source)
+	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: target, Readonly: req.GetReadonly(), Block: block}
+	staged := &state.Mount{VolumeID: m.VolumeID, Path: staging, Staging: true, Block: block}
+	return &csi.NodePublishVolumeResponse{}, p.mount(m, mountPoint(staged))
+}
+
+// checkStaged: without a staging path, or with one the volume was never
+// staged at, there is nothing to publish (spec: NodePublishVolume Errors,
+// "Staging target path not set" is FAILED_PRECONDITION when
+// STAGE_UNSTAGE_VOLUME is set; the recovery, NodeStageVolume first, is the
+// same for a path never staged).
+func (p *Plugin) checkStaged(volID, staging string) error {
+	if staging == "" {
+		return status.Error(codes.FailedPrecondition, "staging_target_path is not set, but this plugin has STAGE_UNSTAGE_VOLUME: call NodeStageVolume first")
+	}
+	if err := p.checkPath("staging_target_path", staging); err != nil {
+		return err
+	}
+	var m *state.Mount
+	p.store.View(func(tx *state.Tx) { m = tx.Mount(volID, staging) })
+	if m == nil || !m.Staging {
+		return status.Errorf(codes.FailedPrecondition, "volume %s is not staged at %s: call NodeStageVolume first", volID, truncate(staging))
+	}
+	return nil
 }
 
 // checkSingleWriter: a SINGLE_NODE_SINGLE_WRITER volume is published at
@@ -152,8 +224,8 @@ func (p *Plugin) checkSingleWriter(volID, target string) error {
 	return nil
 }
 
-// NodeUnpublishVolume implements csi.NodeServer; the target path is
-// removed, as the CO expects.
+// NodeUnpublishVolume implements csi.NodeServer; the target path the
+// driver created is removed, as the CO expects.
 func (p *Plugin) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
 	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
 		return nil, err
@@ -161,7 +233,7 @@ func (p *Plugin) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublish
 	if err := p.checkPath("target_path", req.GetTargetPath()); err != nil {
 		return nil, err
 	}
-	return &csi.NodeUnpublishVolumeResponse{}, p.unmount(req.GetVolumeId(), req.GetTargetPath(), true)
+	return &csi.NodeUnpublishVolumeResponse{}, p.unmount(req.GetVolumeId(), req.GetTargetPath(), false)
 }
 
 func checkCapabilityFits(c *csi.VolumeCapability, block bool) error {
@@ -175,10 +247,21 @@ func checkCapabilityFits(c *csi.VolumeCapability, block bool) error {
 	return nil
 }
 
-// mount makes m's path and bind-mounts source there, idempotently: the
-// same mount again succeeds, a different one at the same path is
-// ALREADY_EXISTS. The record is written after the mount, so a crash in
-// between leaves a mount the CO's retry finds and records.
+// mountPoint is where a stage or publish puts the volume: its path, or
+// for a block volume's staging a file named after the volume inside the
+// staging directory.
+func mountPoint(m *state.Mount) string {
+	if m.Block && m.Staging {
+		return filepath.Join(m.Path, m.VolumeID)
+	}
+	return m.Path
+}
+
+// mount makes m's mount point and bind-mounts source there, idempotently:
+// the same mount again succeeds, a different one at the same path is
+// ALREADY_EXISTS. The record is written after the mount; a retry after a
+// crash in between finds the volume already showing there and only
+// records it.
 func (p *Plugin) mount(m *state.Mount, source string) error {
 	var existing *state.Mount
 	p.store.View(func(tx *state.Tx) { existing = tx.Mount(m.VolumeID, m.Path) })
@@ -188,43 +271,87 @@ func (p *Plugin) mount(m *state.Mount, source string) error {
 		}
 		return nil
 	}
-	if err := makeTarget(m.Path, m.Block, m.Staging); err != nil {
-		return status.Errorf(codes.Internal, "creating %s: %v", m.Path, err)
+	point := mountPoint(m)
+	created, err := makeMountPoint(point, m.Block, m.Staging)
+	if err != nil {
+		return err
 	}
-	if err := p.mounter.bind(source, m.Path, m.Readonly); err != nil {
-		return status.Errorf(codes.Internal, "bind-mounting volume %s at %s: %v", m.VolumeID, m.Path, err)
+	if !p.showsVolume(point, m) {
+		if err := p.mounter.bind(source, point, m.Readonly); err != nil {
+			if created {
+				os.Remove(point)
+			}
+			return status.Errorf(codes.Internal, "bind-mounting volume %s at %s: %v", m.VolumeID, point, err)
+		}
 	}
 	m.Mounted = p.mounter.kind() != "none"
 	return p.store.Update(func(tx *state.Tx) error { tx.PutMount(m); return nil })
 }
 
-// makeTarget creates a publish target: a file for block volumes (bind
-// mounts need a file to cover), a directory otherwise. Staging paths are
-// the CO's to create.
-func makeTarget(path string, block, staging bool) error {
-	if staging {
-		return os.MkdirAll(path, 0o750)
+// makeMountPoint creates what a bind mount covers: a file for a block
+// volume (spec: "the SP SHALL place the block device at target_path"), a
+// directory for a filesystem's target. A filesystem's staging directory
+// is the CO's and exists already. created says whether it made one.
+func makeMountPoint(path string, block, staging bool) (created bool, err error) {
+	if staging && !block {
+		return false, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return err
+	if block {
+		var f *os.File
+		if f, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL, 0o660); err == nil {
+			return true, f.Close()
+		}
+	} else if err = os.Mkdir(path, 0o750); err == nil {
+		return true, nil
 	}
-	if !block {
-		return os.MkdirAll(path, 0o750)
+	if !errors.Is(err, fs.ErrExist) {
+		return false, status.Errorf(codes.Internal, "creating %s: %v", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE, 0o660)
-	if err != nil {
-		return err
+	if st, serr := os.Stat(path); serr != nil || st.IsDir() == block {
+		want := "directory"
+		if block {
+			want = "file"
+		}
+		return false, status.Errorf(codes.FailedPrecondition, "%s exists, but is not a %s", path, want)
 	}
-	return f.Close()
+	return false, nil
 }
 
-func (p *Plugin) unmount(volID, path string, removeTarget bool) error {
-	if err := p.mounter.unmount(path); err != nil {
-		return status.Errorf(codes.Internal, "unmounting %s: %v", path, err)
+// showsVolume reports whether path shows the volume's own data: a bind
+// mount of it, which stat sees as the data's inode. Only such a mount is
+// the driver's; one someone else made at the path never is.
+func (p *Plugin) showsVolume(path string, m *state.Mount) bool {
+	at, err := os.Stat(path)
+	if err != nil {
+		return false
 	}
-	if removeTarget {
-		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-			return status.Errorf(codes.Internal, "removing %s: %v", path, err)
+	data, err := os.Stat(p.data.volumePath(m.VolumeID, m.Block))
+	return err == nil && os.SameFile(at, data)
+}
+
+// unmount undoes a stage or publish at path. It acts only where the
+// volume is recorded as staged (or published) at path; anywhere else it
+// succeeds without touching anything (spec: NodeUnstageVolume "If the
+// volume ... is not staged to the staging_target_path, the Plugin MUST
+// reply 0 OK"; NodeUnpublishVolume is idempotent likewise). It unmounts
+// only its own mount and removes only what it created: the target, or the
+// file of a block volume in a staging directory, never the CO's staging
+// directory, nor a directory holding files it did not put there.
+func (p *Plugin) unmount(volID, path string, staging bool) error {
+	var m *state.Mount
+	p.store.View(func(tx *state.Tx) { m = tx.Mount(volID, path) })
+	if m == nil || m.Staging != staging {
+		return nil
+	}
+	point := mountPoint(m)
+	if p.showsVolume(point, m) {
+		if err := p.mounter.unmount(point); err != nil {
+			return status.Errorf(codes.Internal, "unmounting %s: %v", point, err)
+		}
+	}
+	if !staging || m.Block {
+		if err := removeCreated(point); err != nil {
+			return err
 		}
 	}
 	return p.store.Update(func(tx *state.Tx) error {
@@ -235,6 +362,24 @@ func (p *Plugin) unmount(volID, path string, removeTarget bool) error {
 	})
 }
 
+// removeCreated removes a mount point the driver created. A directory
+// that holds files now holds someone else's: it stays. One that is still
+// a mount point is someone else's mount over the driver's: the CO must
+// undo it first.
+func removeCreated(path string) error {
+	err := os.Remove(path)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
+		klog.InfoS("Leaving a target that holds files the driver did not put there", "path", path)
+		return nil
+	case errors.Is(err, syscall.EBUSY):
+		return status.Errorf(codes.FailedPrecondition, "removing %s: something the driver did not mount is mounted there", path)
+	}
+	return status.Errorf(codes.Internal, "removing %s: %v", path, err)
+}
+
 // NodeGetVolumeStats implements csi.NodeServer for a path the volume is
 // staged or published at.
 func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
@@ -243,6 +388,9 @@ func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeS
 	}
 	if req.GetVolumePath() == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume_path is required")
+	}
+	if err := checkText("volume_path", req.GetVolumePath()); err != nil {
+		return nil, err
 	}
 	block, err := p.nodeVolume(req.GetVolumeId())
 	if err != nil {
@@ -287,6 +435,12 @@ func (p *Plugin) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolume
 	}
 	if req.GetVolumePath() == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume_path is required")
+	}
+	if err := checkText("volume_path", req.GetVolumePath()); err != nil {
+		return nil, err
+	}
+	if req.GetCapacityRange().GetRequiredBytes() < 0 || req.GetCapacityRange().GetLimitBytes() < 0 {
+		return nil, status.Error(codes.InvalidArgument, "capacity_range: bytes must not be negative")
 	}
 	block, err := p.nodeVolume(req.GetVolumeId())
 	if err != nil {

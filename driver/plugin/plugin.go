@@ -77,6 +77,8 @@ type Plugin struct {
 	mounter mounter
 	nodes   *nodeDirectory
 	entries *entryCache
+	// maxFileSize is the largest block volume the data directory holds.
+	maxFileSize int64
 }
 
 // New opens the state and checks the configuration.
@@ -110,6 +112,10 @@ func New(cfg Config) (*Plugin, error) {
 	}
 	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m, entries: newEntryCache()}
 	p.nodes = newNodeDirectory(p)
+	if p.maxFileSize, err = probeMaxFileSize(cfg.DataDir, p.maxVolumeSize(false)); err != nil {
+		store.Close()
+		return nil, err
+	}
 	return p, nil
 }
 

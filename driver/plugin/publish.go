@@ -22,6 +22,12 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 	if nodeID == "" {
 		return nil, status.Error(codes.InvalidArgument, "node_id is required")
 	}
+	if err := checkText("node_id", nodeID); err != nil {
+		return nil, err
+	}
+	if err := checkMap("volume_context", req.GetVolumeContext()); err != nil {
+		return nil, err
+	}
 	block, err := accessType([]*csi.VolumeCapability{req.GetVolumeCapability()})
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "volume_capability: %v", status.Convert(err).Message())
@@ -79,6 +85,9 @@ func singleNode(c *csi.VolumeCapability) bool {
 func (p *Plugin) ControllerUnpublishVolume(ctx context.Context, req *csi.ControllerUnpublishVolumeRequest) (*csi.ControllerUnpublishVolumeResponse, error) {
 	volID, nodeID := req.GetVolumeId(), req.GetNodeId()
 	if err := checkID("volume_id", volID); err != nil {
+		return nil, err
+	}
+	if err := checkText("node_id", nodeID); err != nil {
 		return nil, err
 	}
 	nodes := []string{nodeID}

@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"net"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
@@ -56,8 +57,19 @@ func TestSanity(t *testing.T) {
 // startDriver serves a plugin on a fresh unix socket until the test ends.
 func startDriver(t testing.TB, cfg plugin.Config) string {
 	t.Helper()
+	endpoint, _, _ := serveDriver(t, cfg)
+	return endpoint
+}
+
+// serveDriver serves a plugin on a fresh unix socket, on cfg.StateDir when
+// set (so a test can restart a driver on the same state), until stop is
+// called or the test ends.
+func serveDriver(t testing.TB, cfg plugin.Config) (endpoint string, p *plugin.Plugin, stop func()) {
+	t.Helper()
 	dir := t.TempDir()
-	cfg.StateDir = filepath.Join(dir, "state")
+	if cfg.StateDir == "" {
+		cfg.StateDir = filepath.Join(dir, "state")
+	}
 	cfg.NodeID = "node-1"
 	cfg.ServeController, cfg.ServeNode = true, true
 	cfg.Endpoint = "unix://" + filepath.Join(dir, "csi.sock")
@@ -71,9 +83,13 @@ func startDriver(t testing.TB, cfg plugin.Config) string {
 	}
 	srv := p.GRPCServer()
 	go srv.Serve(lis)
-	t.Cleanup(func() {
-		srv.Stop()
-		p.Close()
-	})
-	return cfg.Endpoint
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			srv.Stop()
+			p.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return cfg.Endpoint, p, stop
 }

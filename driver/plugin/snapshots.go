@@ -112,6 +112,9 @@ func (p *Plugin) snapshotSpec(req *csi.CreateSnapshotRequest) (*snapshotSpec, er
 }
 
 func (s *snapshotSpec) parseParams() error {
+	if err := checkParameters(s.params, ParamSnapshotScope, ParamSnapshotCopies); err != nil {
+		return err
+	}
 	for k, v := range s.params {
 		switch k {
 		case ParamSnapshotScope:
@@ -125,10 +128,6 @@ func (s *snapshotSpec) parseParams() error {
 				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: must be a number from 1 to %d", k, v, maxSnapshotCopies)
 			}
 			s.copies = n
-		default:
-			if len(k) > len(DefaultName) && k[:len(DefaultName)+1] == DefaultName+"/" {
-				return status.Errorf(codes.InvalidArgument, "unknown parameter %s: this driver knows %s and %s", k, ParamSnapshotScope, ParamSnapshotCopies)
-			}
 		}
 	}
 	return nil
