@@ -103,9 +103,9 @@ func (p *Plugin) snapshotSpec(req *csi.CreateSnapshotRequest) (*snapshotSpec, er
 	if !p.snapshotTopology() {
 		return nil, status.Error(codes.InvalidArgument, "accessibility_requirements given, but this plugin does not advertise SNAPSHOT_ACCESSIBILITY_CONSTRAINTS")
 	}
-	candidates, err := p.topo.Candidates(spec.requirement)
+	candidates, err := p.candidates(spec.requirement)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "accessibility_requirements: %v", err)
+		return nil, err
 	}
 	spec.candidates = candidates
 	return spec, nil
