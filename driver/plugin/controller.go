@@ -171,8 +171,8 @@ func (p *Plugin) volumeSpec(req *csi.CreateVolumeRequest) (*volumeSpec, error) {
 		}
 	}
 	if p.volumeTopology() {
-		if spec.candidates, err = p.topo.Candidates(spec.requirement); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "accessibility_requirements: %v", err)
+		if spec.candidates, err = p.candidates(spec.requirement); err != nil {
+			return nil, err
 		}
 	}
 	return spec, nil

@@ -103,9 +103,9 @@ func (p *Plugin) snapshotSpec(req *csi.CreateSnapshotRequest) (*snapshotSpec, er
 	if !p.snapshotTopology() {
 		return nil, status.Error(codes.InvalidArgument, "accessibility_requirements given, but this plugin does not advertise SNAPSHOT_ACCESSIBILITY_CONSTRAINTS")
 	}
-	candidates, err := p.topo.Candidates(spec.requirement)
+	candidates, err := p.candidates(spec.requirement)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "accessibility_requirements: %v", err)
+		return nil, err
 	}
 	spec.candidates = candidates
 	return spec, nil
@@ -158,28 +158,28 @@ func (p *Plugin) checkSameSnapshot(s *state.Snapshot, spec *snapshotSpec) error 
 }
 
 // placeSnapshot chooses the zones holding the copies: without
-// requirements the source volume's zone, then its region's other zones;
-// with requirements the candidates (preferred first, then requisite).
-// Zones without quota left are skipped; fewer zones than the copies asked
-// for (or than the requirements allow) is RESOURCE_EXHAUSTED (spec:
+// requirements the source volume's zone, then its region's other zones,
+// then the rest; with requirements the candidates (preferred first, then
+// requisite). Zones without quota left are skipped, except the source
+// zone of a snapshot without requirements; fewer zones than the copies
+// asked for (or than the requirements allow) is RESOURCE_EXHAUSTED (spec:
 // CreateSnapshot Errors, "Not enough resources to create snapshot").
 func (p *Plugin) placeSnapshot(tx *state.Tx, id string, spec *snapshotSpec) (*state.Snapshot, error) {
 	src := tx.Volume(spec.source)
 	if src == nil {
 		return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.source)
 	}
-	candidates, err := p.snapshotCandidates(src, spec)
+	candidates, err := p.snapshotCandidates(tx, src, spec)
 	if err != nil {
 		return nil, err
 	}
 	want := min(spec.copies, len(candidates))
 	var zones []string
 	for _, i := range candidates {
-		z := p.topo.Zones[i]
-		if z.SnapshotQuota >= 0 && tx.Usage(z.ID()).Snapshots >= z.SnapshotQuota {
+		if !p.snapshotRoom(tx, i) {
 			continue
 		}
-		zones = append(zones, z.ID())
+		zones = append(zones, p.topo.Zones[i].ID())
 		if len(zones) == want {
 			break
 		}
@@ -193,9 +193,25 @@ func (p *Plugin) placeSnapshot(tx *state.Tx, id string, spec *snapshotSpec) (*st
 	}, nil
 }
 
-func (p *Plugin) snapshotCandidates(src *state.Volume, spec *snapshotSpec) ([]int, error) {
+// snapshotRoom reports whether zone i's snapshot quota takes a copy.
+func (p *Plugin) snapshotRoom(tx *state.Tx, i int) bool {
+	z := p.topo.Zones[i]
+	return z.SnapshotQuota < 0 || tx.Usage(z.ID()).Snapshots < z.SnapshotQuota
+}
+
+func (p *Plugin) snapshotCandidates(tx *state.Tx, src *state.Volume, spec *snapshotSpec) ([]int, error) {
 	if spec.candidates == nil {
-		return p.nearZones(p.zoneIndex(src.Zone)), nil
+		// Nothing asked for another place, so the first copy stays with
+		// its source, as the README promises; a full source zone is not
+		// a reason to move the data to another zone or region.
+		home := p.zoneIndex(src.Zone)
+		switch {
+		case home < 0:
+			return nil, status.Errorf(codes.ResourceExhausted, "zone %s of source volume %s, where a snapshot without accessibility_requirements stays, has left the topology", src.Zone, src.ID)
+		case !p.snapshotRoom(tx, home):
+			return nil, status.Errorf(codes.ResourceExhausted, "snapshot quota exhausted in zone %s of source volume %s, where a snapshot without accessibility_requirements stays", src.Zone, src.ID)
+		}
+		return p.nearZones(home), nil
 	}
 	if !spec.regionWide || len(spec.requirement.GetRequisite()) == 0 {
 		return spec.candidates, nil
@@ -217,9 +233,6 @@ func (p *Plugin) snapshotCandidates(src *state.Volume, spec *snapshotSpec) ([]in
 // nearZones orders zones for copies of a snapshot of a volume in zone
 // home: home first, then its region, then the rest.
 func (p *Plugin) nearZones(home int) []int {
-	if home < 0 {
-		return nil
-	}
 	out := []int{home}
 	region := p.topo.Zones[home].Region
 	for pass := 0; pass < 2; pass++ {

@@ -115,10 +115,6 @@ func TestBadInput(t *testing.T) {
 			_, err := c.CreateVolume(ctx, volumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{topology.DefaultZoneKey: "a b/c"}}}}))
 			return err
 		}, codes.InvalidArgument, "preferred[0]"},
-		{"zone that does not exist", func() error {
-			_, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "bad-4", SourceVolumeId: vol.GetVolumeId(), AccessibilityRequirements: &csi.TopologyRequirement{Requisite: zones("zone-x")}})
-			return err
-		}, codes.InvalidArgument, "matches no zone"},
 		{"oversized requirement", func() error {
 			_, err := c.CreateVolume(ctx, volumeRequest("bad-5", gib, &csi.TopologyRequirement{Requisite: many}))
 			return err
@@ -206,5 +202,51 @@ func TestAttachLimit(t *testing.T) {
 	}
 	if err := publish(ids[limit]); err != nil {
 		t.Fatalf("publishing after an unpublish: %v", err)
+	}
+}
+
+// TestSnapshotWithoutRequirementsStaysInSourceZone: without
+// accessibility_requirements a snapshot's first copy is in its source
+// volume's zone (driver README, Snapshots). When that zone's quota is
+// full the call is RESOURCE_EXHAUSTED (spec.md CreateSnapshot Errors:
+// "Not enough resources to create snapshot"), whatever the class asks
+// for, never a copy placed elsewhere; nothing is recorded, and the same
+// request succeeds once the quota is freed.
+func TestSnapshotWithoutRequirementsStaysInSourceZone(t *testing.T) {
+	c := newClient(t, "")
+	ctx := context.Background()
+	src := c.mustCreateVolume(volumeRequest("quota-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-c")}))
+	fill := c.mustCreateSnapshot("quota-fill", src.GetVolumeId(), nil) // zone-c's snapshotQuota is 1
+	if got := fill.GetAccessibleTopology(); !sameTopology(got, zones("zone-c")) {
+		t.Fatalf("snapshot without requirements usable from %v, want its source's zone-c", got)
+	}
+	tests := []struct {
+		name   string
+		params map[string]string
+	}{
+		{"one copy", nil},
+		{"region scope", map[string]string{plugin.ParamSnapshotScope: "region"}},
+		{"two copies", map[string]string{plugin.ParamSnapshotCopies: "2"}},
+		{"two region-wide copies", map[string]string{plugin.ParamSnapshotCopies: "2", plugin.ParamSnapshotScope: "region"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &csi.CreateSnapshotRequest{Name: "quota-" + strings.ReplaceAll(tt.name, " ", "-"), SourceVolumeId: src.GetVolumeId(), Parameters: tt.params}
+			resp, err := c.CreateSnapshot(ctx, req)
+			if codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "zone-c") {
+				t.Fatalf("CreateSnapshot with zone-c's quota full: %v (usable from %v), want ResourceExhausted naming zone-c",
+					err, resp.GetSnapshot().GetAccessibleTopology())
+			}
+		})
+	}
+	list, err := c.ListSnapshots(ctx, &csi.ListSnapshotsRequest{})
+	if err != nil || len(list.GetEntries()) != 1 {
+		t.Fatalf("ListSnapshots after refused requests: %d entries, %v; want only %s", len(list.GetEntries()), err, fill.GetSnapshotId())
+	}
+	if _, err := c.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: fill.GetSnapshotId()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.mustCreateSnapshot("quota-one-copy", src.GetVolumeId(), nil).GetAccessibleTopology(); !sameTopology(got, zones("zone-c")) {
+		t.Fatalf("snapshot after freeing zone-c's quota usable from %v, want zone-c", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -46,7 +47,13 @@ type client struct {
 // newClient serves a driver in testWorld, with fault rules when given.
 func newClient(t *testing.T, rules string) *client {
 	t.Helper()
-	topo, err := topology.Parse([]byte(testWorld))
+	return newClientIn(t, testWorld, rules)
+}
+
+// newClientIn serves a driver in the given world.
+func newClientIn(t *testing.T, world, rules string) *client {
+	t.Helper()
+	topo, err := topology.Parse([]byte(world))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,6 +314,8 @@ func TestRestoreStaysInSnapshotTopology(t *testing.T) {
 		{"no requirements", nil, zone("zone-a"), codes.OK},
 		{"requisite includes the snapshot's zone", &csi.TopologyRequirement{Requisite: zones("zone-b", "zone-a"), Preferred: zones("zone-b")}, zone("zone-a"), codes.OK},
 		{"requisite outside the snapshot's zone", &csi.TopologyRequirement{Requisite: zones("zone-b", "zone-d")}, nil, codes.ResourceExhausted},
+		{"requisite segments naming no zone skipped", &csi.TopologyRequirement{Requisite: []*csi.Topology{zone("zone-d"), zone("zone-a"), wrongRegion("zone-a")}}, zone("zone-a"), codes.OK},
+		{"outside the snapshot's zone once no-zone segments are skipped", &csi.TopologyRequirement{Requisite: []*csi.Topology{zone("zone-b"), wrongRegion("zone-a")}}, nil, codes.ResourceExhausted},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -358,5 +367,55 @@ func TestGetCapacityPerTopology(t *testing.T) {
 	}
 	if _, err := c.GetCapacity(ctx, &csi.GetCapacityRequest{AccessibleTopology: &csi.Topology{Segments: map[string]string{"example.com/x": "y"}}}); codeOf(err) != codes.InvalidArgument {
 		t.Fatalf("GetCapacity with an unknown key: %v, want InvalidArgument", err)
+	}
+}
+
+// wrongRegion is zone z's segment with the other region: well-formed, but
+// naming no zone, as the external-provisioner's cross product of allowed
+// values makes them.
+func wrongRegion(z string) *csi.Topology {
+	seg := zone(z)
+	other := "region-2"
+	if z == "zone-d" {
+		other = "region-1"
+	}
+	seg.Segments[topology.DefaultRegionKey] = other
+	return seg
+}
+
+// TestRequisiteNamingNoZone: segments that name no zone are skipped, and
+// a requisite left with none is a valid request that cannot be satisfied:
+// RESOURCE_EXHAUSTED (spec.md CreateVolume Errors: "Unable to provision in
+// accessible_topology"; CreateSnapshot Errors: "Not enough resources to
+// create snapshot ... accessibility_requirements field is valid but a
+// snapshot cannot be created with the specified topology constraints"),
+// and nothing is created.
+func TestRequisiteNamingNoZone(t *testing.T) {
+	c := newClient(t, "")
+	ctx := context.Background()
+	vol := c.mustCreateVolume(volumeRequest("no-zone-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
+	nowhere := &csi.TopologyRequirement{
+		Requisite: []*csi.Topology{wrongRegion("zone-b"), zone("zone-x"), {Segments: map[string]string{topology.DefaultRegionKey: "region-9"}}},
+		Preferred: zones("zone-a"),
+	}
+	if _, err := c.CreateVolume(ctx, volumeRequest("no-zone", gib, nowhere)); codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "selects no zone") {
+		t.Fatalf("CreateVolume with a requisite naming no zone: %v, want ResourceExhausted", err)
+	}
+	_, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "no-zone", SourceVolumeId: vol.GetVolumeId(), AccessibilityRequirements: nowhere})
+	if codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "selects no zone") {
+		t.Fatalf("CreateSnapshot with a requisite naming no zone: %v, want ResourceExhausted", err)
+	}
+	vols, _ := c.ListVolumes(ctx, &csi.ListVolumesRequest{})
+	snaps, _ := c.ListSnapshots(ctx, &csi.ListSnapshotsRequest{})
+	if len(vols.GetEntries()) != 1 || len(snaps.GetEntries()) != 0 {
+		t.Fatalf("refused requests left %d volumes and %d snapshots, want 1 and 0", len(vols.GetEntries()), len(snaps.GetEntries()))
+	}
+	// Preferred segments naming no zone are only an unmet hint.
+	hint := &csi.TopologyRequirement{Requisite: zones("zone-b"), Preferred: []*csi.Topology{wrongRegion("zone-b"), zone("zone-b")}}
+	if got := c.mustCreateVolume(volumeRequest("no-zone-hint", gib, hint)).GetAccessibleTopology(); !sameTopology(got, zones("zone-b")) {
+		t.Fatalf("volume accessible from %v, want zone-b", got)
+	}
+	if got := c.mustCreateSnapshot("no-zone-hint", vol.GetVolumeId(), hint).GetAccessibleTopology(); !sameTopology(got, zones("zone-b")) {
+		t.Fatalf("snapshot usable from %v, want zone-b", got)
 	}
 }

@@ -1,8 +1,12 @@
 package plugin
 
 import (
+	"errors"
 	"strings"
 
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/zonepath/zonepath/driver/topology"
@@ -14,6 +18,24 @@ func allZones(t *topology.Topology) []int {
 		out[i] = i
 	}
 	return out
+}
+
+// candidates orders the zones accessibility_requirements allow (nil:
+// unconstrained). A malformed requirement is INVALID_ARGUMENT. A valid
+// requisite none of whose segments names a zone of this driver is a
+// request that cannot be satisfied where it asks: RESOURCE_EXHAUSTED
+// (spec.md CreateVolume Errors, "Unable to provision in
+// accessible_topology"; CreateSnapshot Errors, "Not enough resources to
+// create snapshot").
+func (p *Plugin) candidates(req *csi.TopologyRequirement) ([]int, error) {
+	zones, err := p.topo.Candidates(req)
+	switch {
+	case errors.Is(err, topology.ErrNoZone):
+		return nil, status.Errorf(codes.ResourceExhausted, "accessibility_requirements: %v", err)
+	case err != nil:
+		return nil, status.Errorf(codes.InvalidArgument, "accessibility_requirements: %v", err)
+	}
+	return zones, nil
 }
 
 // zoneIndex resolves a zone ID stored in state. A zone removed from the

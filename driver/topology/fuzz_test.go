@@ -1,6 +1,7 @@
 package topology_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -120,6 +121,7 @@ func FuzzCandidates(f *testing.F) {
 	f.Add([]byte{1, 1, 1, 0})                   // requisite {region=west}, no preferred
 	f.Add([]byte{2, 3, 0, 0, 1, 1, 1, 3, 1, 3}) // requisite {east/a} {region=west}; preferred {west/d}
 	f.Add([]byte{0, 1, 5, 1, 1})                // preferred {region=west, rack=r2}: selects nothing
+	f.Add([]byte{2, 3, 1, 1, 3, 0, 3})          // requisite {west/b} {east/d}: no zone at all
 	f.Add([]byte{1, 4, 2, 1, 2, 1})             // requisite {rack=r3}; preferred {zone=b}
 	f.Add([]byte{1, 8})                         // unknown key
 	f.Add([]byte{1, 2, 5})                      // empty zone value
@@ -137,7 +139,18 @@ func FuzzCandidates(f *testing.F) {
 			if got != nil {
 				t.Fatalf("Candidates returned %v with error %v", got, err)
 			}
+			// A valid requisite fails only when it covers no zone.
+			if errors.Is(err, topology.ErrNoZone) {
+				for i := range topo.Zones {
+					if topo.Covers(requisite, i) {
+						t.Fatalf("%v, yet requisite %s covers zone %s", err, topology.FormatSegments(requisite), topo.Zones[i].ID())
+					}
+				}
+			}
 			return
+		}
+		if len(requisite) > 0 && len(got) == 0 {
+			t.Fatalf("requisite %s gave no candidates and no error", topology.FormatSegments(requisite))
 		}
 		if len(requisite) == 0 && len(preferred) == 0 {
 			if got != nil {

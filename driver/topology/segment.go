@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -74,29 +75,49 @@ func (t *Topology) FindSegment(labels map[string]string) (int, string, error) {
 	return zones[0], labels[t.Keys.Rack], nil
 }
 
+// ErrNoZone marks a well-formed requirement whose requisite selects no
+// zone of this driver: a valid request that cannot be satisfied.
+var ErrNoZone = errors.New("selects no zone of this driver")
+
 // Select validates a segment and returns the zones it selects, in
 // topology order. Keys the driver does not know, malformed keys or values,
-// and segments that select nothing are errors: they are a caller's
-// mistake, not an exhausted resource.
+// and segments that select nothing are errors: Select serves callers that
+// must name a place (a node's labels, GetCapacity's accessible_topology).
+// Requirements are looser; see Candidates.
 func (t *Topology) Select(seg map[string]string) ([]int, error) {
+	if err := t.checkSegment(seg); err != nil {
+		return nil, err
+	}
+	out := t.selectValid(seg)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("segment %s matches no zone of this driver", FormatSegment(seg))
+	}
+	return out, nil
+}
+
+// checkSegment validates a segment's keys and values, not whether it
+// names a zone.
+func (t *Topology) checkSegment(seg map[string]string) error {
 	if len(seg) == 0 {
-		return nil, fmt.Errorf("empty topology segment")
+		return fmt.Errorf("empty topology segment")
 	}
 	for k, v := range seg {
 		if err := t.checkPair(k, v); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// selectValid returns the zones a checked segment selects, possibly none.
+func (t *Topology) selectValid(seg map[string]string) []int {
 	var out []int
 	for i := range t.Zones {
 		if t.selects(seg, i) {
 			out = append(out, i)
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("segment %s matches no zone of this driver", FormatSegment(seg))
-	}
-	return out, nil
+	return out
 }
 
 func (t *Topology) checkPair(k, v string) error {
@@ -152,17 +173,25 @@ func (t *Topology) Covers(segs []*csi.Topology, i int) bool {
 // their order, restricted to requisite when requisite is given, then the
 // remaining requisite zones. A nil result with a nil error means the
 // request constrains nothing.
+//
+// Every segment must be well-formed, but one that selects no zone is
+// skipped: the external-provisioner sends the cross product of a
+// StorageClass's allowed values, so {region-2, zone-a} appears beside
+// {region-1, zone-a}. A preferred segment is only a hint; a requisite
+// of which no segment selects a zone is an error wrapping ErrNoZone.
 func (t *Topology) Candidates(req *csi.TopologyRequirement) ([]int, error) {
-	requisite, err := t.selectAll("requisite", req.GetRequisite())
-	if err != nil {
+	if err := t.checkSegments("requisite", req.GetRequisite()); err != nil {
 		return nil, err
 	}
-	preferred, err := t.selectAll("preferred", req.GetPreferred())
-	if err != nil {
+	if err := t.checkSegments("preferred", req.GetPreferred()); err != nil {
 		return nil, err
 	}
 	if len(req.GetRequisite()) == 0 && len(req.GetPreferred()) == 0 {
 		return nil, nil
+	}
+	requisite := t.selectAll(req.GetRequisite())
+	if len(req.GetRequisite()) > 0 && len(requisite) == 0 {
+		return nil, fmt.Errorf("requisite %s %w", FormatSegments(req.GetRequisite()), ErrNoZone)
 	}
 	allowed := func(int) bool { return true }
 	if len(req.GetRequisite()) > 0 {
@@ -180,7 +209,7 @@ func (t *Topology) Candidates(req *csi.TopologyRequirement) ([]int, error) {
 			out = append(out, i)
 		}
 	}
-	for _, i := range preferred {
+	for _, i := range t.selectAll(req.GetPreferred()) {
 		add(i)
 	}
 	for _, i := range requisite {
@@ -194,20 +223,26 @@ func (t *Topology) Candidates(req *csi.TopologyRequirement) ([]int, error) {
 	return out, nil
 }
 
-// selectAll selects the zones of every segment, in segment order.
-func (t *Topology) selectAll(field string, segs []*csi.Topology) ([]int, error) {
+// checkSegments bounds and validates the segments of one field.
+func (t *Topology) checkSegments(field string, segs []*csi.Topology) error {
 	if len(segs) > MaxSegmentsPerRequirement {
-		return nil, fmt.Errorf("%s has %d segments, more than the %d this driver accepts", field, len(segs), MaxSegmentsPerRequirement)
+		return fmt.Errorf("%s has %d segments, more than the %d this driver accepts", field, len(segs), MaxSegmentsPerRequirement)
 	}
-	var out []int
 	for n, s := range segs {
-		zones, err := t.Select(s.GetSegments())
-		if err != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", field, n, err)
+		if err := t.checkSegment(s.GetSegments()); err != nil {
+			return fmt.Errorf("%s[%d]: %w", field, n, err)
 		}
-		out = append(out, zones...)
 	}
-	return out, nil
+	return nil
+}
+
+// selectAll selects the zones of checked segments, in segment order.
+func (t *Topology) selectAll(segs []*csi.Topology) []int {
+	var out []int
+	for _, s := range segs {
+		out = append(out, t.selectValid(s.GetSegments())...)
+	}
+	return out
 }
 
 // FormatSegment renders a segment deterministically for messages:

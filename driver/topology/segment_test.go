@@ -1,6 +1,7 @@
 package topology_test
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -159,6 +160,7 @@ func TestCandidates(t *testing.T) {
 		req     *csi.TopologyRequirement
 		want    []int
 		wantErr []string
+		noZone  bool // wantErr is topology.ErrNoZone: valid, but unsatisfiable
 	}{
 		{name: "nil requirement", req: nil, want: nil},
 		{name: "empty requirement", req: &csi.TopologyRequirement{}, want: nil},
@@ -206,9 +208,36 @@ func TestCandidates(t *testing.T) {
 		{name: "nil topology in requisite",
 			req:     &csi.TopologyRequirement{Requisite: []*csi.Topology{nil}},
 			wantErr: []string{"requisite[0]: empty topology segment"}},
-		{name: "invalid first preferred",
-			req:     &csi.TopologyRequirement{Requisite: topos(east), Preferred: topos(seg(kR, "nowhere"), eastA)},
-			wantErr: []string{"preferred[0]: ", "segment {topology.kubernetes.io/region=nowhere} matches no zone"}},
+		// Well-formed segments that name no zone are skipped (the
+		// external-provisioner's cross product of allowed values makes
+		// them); only a requisite left with no zone at all fails.
+		{name: "preferred naming no zone ignored",
+			req:  &csi.TopologyRequirement{Requisite: topos(east), Preferred: topos(seg(kR, "nowhere"), eastC)},
+			want: []int{2, 0, 1}},
+		{name: "preferred only, naming no zone: every zone",
+			req:  &csi.TopologyRequirement{Preferred: topos(seg(kR, "west", kZ, "b"))},
+			want: []int{0, 1, 2, 3, 4}},
+		{name: "requisite segments naming no zone skipped",
+			req:  &csi.TopologyRequirement{Requisite: topos(seg(kR, "east", kZ, "d"), westD, seg(kR, "west", kZ, "b"), eastB)},
+			want: []int{4, 1}},
+		{name: "cross product of two regions' zones",
+			req: &csi.TopologyRequirement{
+				Requisite: topos(seg(kR, "east", kZ, "b"), seg(kR, "east", kZ, "d"), seg(kR, "west", kZ, "b"), seg(kR, "west", kZ, "d")),
+				Preferred: topos(seg(kR, "west", kZ, "b"), seg(kR, "west", kZ, "d"), seg(kR, "east", kZ, "b"), seg(kR, "east", kZ, "d"))},
+			want: []int{4, 1}},
+		{name: "rack of another zone skipped",
+			req:  &csi.TopologyRequirement{Requisite: topos(seg(kR, "east", kZ, "b", kK, "r1"), seg(kK, "r3"))},
+			want: []int{3}},
+		{name: "requisite naming no zone at all",
+			req:     &csi.TopologyRequirement{Requisite: topos(seg(kR, "west", kZ, "b"), seg(kR, "north")), Preferred: topos(eastA)},
+			wantErr: []string{"requisite [{topology.kubernetes.io/region=west,topology.kubernetes.io/zone=b} {topology.kubernetes.io/region=north}] selects no zone of this driver"},
+			noZone:  true},
+		{name: "malformed segment after one naming no zone",
+			req:     &csi.TopologyRequirement{Requisite: topos(seg(kR, "north"), eastA), Preferred: topos(seg(kR, "north"), seg(kZ, "B!"))},
+			wantErr: []string{"preferred[1]: ", `topology value "B!"`}},
+		{name: "unknown key in a requisite that names no zone",
+			req:     &csi.TopologyRequirement{Requisite: topos(seg(kR, "north"), seg(kR, "east", "example.com/foo", "x"))},
+			wantErr: []string{"requisite[1]: ", `unknown topology key "example.com/foo"`}},
 		{name: "invalid preferred value without requisite",
 			req:     &csi.TopologyRequirement{Preferred: topos(eastA, eastB, seg(kZ, "B!"))},
 			wantErr: []string{"preferred[2]: ", `topology value "B!"`}},
@@ -227,6 +256,9 @@ func TestCandidates(t *testing.T) {
 				}
 				if got != nil {
 					t.Errorf("Candidates returned %v with an error", got)
+				}
+				if errors.Is(err, topology.ErrNoZone) != tc.noZone {
+					t.Errorf("errors.Is(%q, ErrNoZone) = %t, want %t", err, !tc.noZone, tc.noZone)
 				}
 				return
 			}
