@@ -195,8 +195,7 @@ var _ = sanity.DescribeSanity("Snapshot topology [zonepath]", func(sc *sanity.Te
 		snap := s.r.MustCreateSnapshot(ctx, s.snapshotRequest("zp-preferred", vol.GetVolumeId(), req)).GetSnapshot()
 		Expect(within(snap.GetAccessibleTopology(), req.GetRequisite())).To(Succeed(), "CreateSnapshot ignored requisite")
 		if err := within(snap.GetAccessibleTopology(), segs[1:2]); err != nil {
-			AddReportEntry("SHOULD not met: preferred", fmt.Sprintf("first preferred segment %s not used: %v", format(segs[1]), err))
-			fmt.Fprintf(GinkgoWriter, "WARNING (SHOULD): the first preferred segment %s was not used: %v\n", format(segs[1]), err)
+			warn(shouldNotMet, "preferred", fmt.Sprintf("first preferred segment %s not used: %v", format(segs[1]), err))
 		}
 	})
 
