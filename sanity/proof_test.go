@@ -27,7 +27,7 @@ import (
 const (
 	testCapability   = "returns accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
 	testCapSnapshots = "advertises SNAPSHOT_ACCESSIBILITY_CONSTRAINTS only with CREATE_DELETE_SNAPSHOT"
-	testRequisite    = "makes a snapshot usable only from requisite"
+	testRequisite    = "makes a snapshot usable from its requisite"
 	testPreferred    = "prefers the first preferred segment"
 	testConsistent   = "returns the same accessible_topology from CreateSnapshot, ListSnapshots and GetSnapshot"
 	testExhausted    = "returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite"
@@ -40,7 +40,12 @@ const (
 	testKeys         = "uses only NodeGetInfo's topology keys in snapshot topology"
 )
 
-const zoneB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+const (
+	zoneB   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+	zonesAB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}},` +
+		` {"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+	region1 = `'[{"segments": {"topology.kubernetes.io/region": "region-1"}}]'`
+)
 
 // proofs: each breaks exactly one rule, by a fault rule in the driver or a
 // setting that contradicts the driver, and names the one test that must
@@ -75,6 +80,18 @@ var proofs = []struct {
 - name: snapshot-outside-requisite
   match: {rpc: CreateSnapshot, name: "zp-requisite*"}
   action: {mutate: {set: {snapshot.accessible_topology: ` + zoneB + `}}}`},
+	{name: "snapshot usable from more zones than requisite (x > n: allowed, reported)", warns: "WARN [rule:requisite]", rules: `
+- name: snapshot-beyond-requisite
+  match: {rpc: CreateSnapshot, name: "zp-requisite*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + zonesAB + `}}}`},
+	{name: "snapshot usable from the requisite's whole region (allowed, reported)", warns: "WARN [rule:requisite]", rules: `
+- name: snapshot-region-wide
+  match: {rpc: CreateSnapshot, name: "zp-requisite*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + region1 + `}}}`},
+	{name: "snapshot without topology for a requisite: usable everywhere (allowed, reported)", warns: "WARN [rule:requisite]", rules: `
+- name: snapshot-everywhere
+  match: {rpc: CreateSnapshot, name: "zp-requisite*"}
+  action: {mutate: {clear: [snapshot.accessible_topology]}}`},
 	{name: "GetSnapshot drops accessible_topology", fails: testConsistent, rules: `
 - name: get-drops-topology
   match: {rpc: GetSnapshot}
@@ -95,6 +112,10 @@ regions:
   action: {mutate: {set: {snapshot.snapshot_id: zps-someone-else}}}`},
 	{name: "documented choice for other requirements not kept", fails: testRequirements,
 		config: func(c *zpsanity.Config, _ string) { c.IncompatibleRequirements = "OK" }},
+	{name: "snapshot claims a zone, then refuses a same-name request for it", fails: testRequirements, rules: `
+- name: snapshot-claims-zone-b
+  match: {rpc: CreateSnapshot, name: "zp-requirements*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + zonesAB + `}}}`},
 	{name: "restore placed outside the snapshot", fails: testRestoreIn, rules: `
 - name: restore-elsewhere
   match: {rpc: CreateVolume, name: "zp-restored*"}
