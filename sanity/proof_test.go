@@ -25,19 +25,20 @@ import (
 
 // The extension tests, by the words that identify each in its description.
 const (
-	testCapability   = "returns accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
-	testCapSnapshots = "advertises SNAPSHOT_ACCESSIBILITY_CONSTRAINTS only with CREATE_DELETE_SNAPSHOT"
-	testRequisite    = "makes a snapshot usable from its requisite"
-	testPreferred    = "prefers the first preferred segment"
-	testConsistent   = "returns the same accessible_topology from CreateSnapshot, ListSnapshots and GetSnapshot"
-	testExhausted    = "returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite"
-	testIdempotent   = "is idempotent: the same name and requirements"
-	testOtherSource  = "rejects the same name with another source as ALREADY_EXISTS"
-	testRequirements = "answers the same name with a requisite the snapshot lies outside as documented"
-	testRestoreIn    = "restores inside the snapshot's topology"
-	testRestoreOut   = "refuses a restore whose requisite lies entirely outside"
-	testAttachLimit  = "honours max_volumes_per_node"
-	testKeys         = "uses only NodeGetInfo's topology keys in snapshot topology"
+	testCapability    = "returns accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
+	testCapSnapshots  = "advertises SNAPSHOT_ACCESSIBILITY_CONSTRAINTS only with CREATE_DELETE_SNAPSHOT"
+	testRequisite     = "makes a snapshot usable from its requisite"
+	testPreferred     = "prefers the first preferred segment"
+	testConsistent    = "returns the same accessible_topology from CreateSnapshot, ListSnapshots and GetSnapshot"
+	testExhausted     = "returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite"
+	testIdempotent    = "is idempotent: the same name and requirements"
+	testOtherSource   = "rejects the same name with another source as ALREADY_EXISTS"
+	testRequirements  = "answers the same name with a requisite the snapshot lies outside as documented"
+	testRestoreIn     = "restores inside the snapshot's topology"
+	testRestoreOut    = "refuses a restore whose requisite lies entirely outside"
+	testUnconstrained = "restores a snapshot cut without requirements where its accessible_topology says"
+	testAttachLimit   = "honours max_volumes_per_node"
+	testKeys          = "uses only NodeGetInfo's topology keys in snapshot topology"
 )
 
 const (
@@ -120,6 +121,18 @@ regions:
 - name: restore-elsewhere
   match: {rpc: CreateVolume, name: "zp-restored*"}
   action: {mutate: {set: {volume.accessible_topology: ` + zoneB + `}}}`},
+	{name: "snapshot claims a zone it cannot be restored into", fails: testRestoreIn, rules: `
+- name: snapshot-claims-zone-b
+  match: {rpc: CreateSnapshot, name: "zp-restore-snapshot*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + zonesAB + `}}}`},
+	{name: "topology reported only when requirements are given", fails: testUnconstrained, rules: `
+- name: unconstrained-snapshot-everywhere
+  match: {rpc: CreateSnapshot, name: "zp-unconstrained*"}
+  action: {mutate: {clear: [snapshot.accessible_topology]}}`},
+	{name: "restore without requirements placed outside the snapshot", fails: testUnconstrained, rules: `
+- name: unconstrained-restore-elsewhere
+  match: {rpc: CreateVolume, name: "zp-unconstrained-restored*"}
+  action: {mutate: {set: {volume.accessible_topology: ` + zoneB + `}}}`},
 	{name: "restore outside the snapshot with a wrong code", fails: testRestoreOut, rules: `
 - name: restore-outside-invalid
   match: {rpc: CreateVolume, name: "zp-restored*", segment: {topology.kubernetes.io/zone: zone-b}}
@@ -184,7 +197,7 @@ func TestEveryExtensionIsProven(t *testing.T) {
 				t.Errorf("the correct driver should exercise every extension, skipped: %q", res.skipped)
 			}
 			if p.name == "without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS" {
-				for _, name := range []string{testRequisite, testConsistent, testExhausted, testRestoreIn, testKeys} {
+				for _, name := range []string{testRequisite, testConsistent, testExhausted, testRestoreIn, testUnconstrained, testKeys} {
 					if !res.skippedMatching(name) {
 						t.Errorf("%q ran without the capability; it must skip", name)
 					}
@@ -291,7 +304,7 @@ type result struct {
 func (r result) failedMatching() []string {
 	var out []string
 	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testPreferred, testConsistent, testExhausted, testIdempotent,
-		testOtherSource, testRequirements, testRestoreIn, testRestoreOut, testAttachLimit, testKeys} {
+		testOtherSource, testRequirements, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys} {
 		for _, f := range r.failures {
 			if strings.Contains(f, name) {
 				out = append(out, name)
