@@ -20,7 +20,7 @@ trap 'stop_driver; rm -rf "$work"' EXIT INT TERM
 
 # The one upstream test skipped: it compares protobuf messages with gomega's
 # Equal, which fails for any driver returning accessible_topology. The
-# zonepath extension "makes a snapshot usable only from requisite" covers it.
+# zonepath extension "makes a snapshot usable from its requisite" covers it.
 skip="should succeed when creating a snapshot with accessibility requirements"
 
 # start_driver NAME [flags...]: a fresh bin/zonepath in sanity/testdata/world.yaml.

@@ -25,22 +25,28 @@ import (
 
 // The extension tests, by the words that identify each in its description.
 const (
-	testCapability   = "returns accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
-	testCapSnapshots = "advertises SNAPSHOT_ACCESSIBILITY_CONSTRAINTS only with CREATE_DELETE_SNAPSHOT"
-	testRequisite    = "makes a snapshot usable only from requisite"
-	testPreferred    = "prefers the first preferred segment"
-	testConsistent   = "returns the same accessible_topology from CreateSnapshot, ListSnapshots and GetSnapshot"
-	testExhausted    = "returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite"
-	testIdempotent   = "is idempotent: the same name and requirements"
-	testOtherSource  = "rejects the same name with another source as ALREADY_EXISTS"
-	testRequirements = "answers the same name with a requisite the snapshot lies outside as documented"
-	testRestoreIn    = "restores inside the snapshot's topology"
-	testRestoreOut   = "refuses a restore whose requisite lies entirely outside"
-	testAttachLimit  = "honours max_volumes_per_node"
-	testKeys         = "uses only NodeGetInfo's topology keys in snapshot topology"
+	testCapability    = "returns accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
+	testCapSnapshots  = "advertises SNAPSHOT_ACCESSIBILITY_CONSTRAINTS only with CREATE_DELETE_SNAPSHOT"
+	testRequisite     = "makes a snapshot usable from its requisite"
+	testPreferred     = "prefers the first preferred segment"
+	testConsistent    = "returns the same accessible_topology from CreateSnapshot, ListSnapshots and GetSnapshot"
+	testExhausted     = "returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite"
+	testIdempotent    = "is idempotent: the same name and requirements"
+	testOtherSource   = "rejects the same name with another source as ALREADY_EXISTS"
+	testRequirements  = "answers the same name with a requisite the snapshot lies outside as documented"
+	testRestoreIn     = "restores inside the snapshot's topology"
+	testRestoreOut    = "refuses a restore whose requisite lies entirely outside"
+	testUnconstrained = "restores a snapshot cut without requirements where its accessible_topology says"
+	testAttachLimit   = "honours max_volumes_per_node"
+	testKeys          = "uses only NodeGetInfo's topology keys in snapshot topology"
 )
 
-const zoneB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+const (
+	zoneB   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+	zonesAB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}},` +
+		` {"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+	region1 = `'[{"segments": {"topology.kubernetes.io/region": "region-1"}}]'`
+)
 
 // proofs: each breaks exactly one rule, by a fault rule in the driver or a
 // setting that contradicts the driver, and names the one test that must
@@ -75,6 +81,18 @@ var proofs = []struct {
 - name: snapshot-outside-requisite
   match: {rpc: CreateSnapshot, name: "zp-requisite*"}
   action: {mutate: {set: {snapshot.accessible_topology: ` + zoneB + `}}}`},
+	{name: "snapshot usable from more zones than requisite (x > n: allowed, reported)", warns: "WARN [rule:requisite]", rules: `
+- name: snapshot-beyond-requisite
+  match: {rpc: CreateSnapshot, name: "zp-requisite*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + zonesAB + `}}}`},
+	{name: "snapshot usable from the requisite's whole region (allowed, reported)", warns: "WARN [rule:requisite]", rules: `
+- name: snapshot-region-wide
+  match: {rpc: CreateSnapshot, name: "zp-requisite*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + region1 + `}}}`},
+	{name: "snapshot without topology for a requisite: usable everywhere (allowed, reported)", warns: "WARN [rule:requisite]", rules: `
+- name: snapshot-everywhere
+  match: {rpc: CreateSnapshot, name: "zp-requisite*"}
+  action: {mutate: {clear: [snapshot.accessible_topology]}}`},
 	{name: "GetSnapshot drops accessible_topology", fails: testConsistent, rules: `
 - name: get-drops-topology
   match: {rpc: GetSnapshot}
@@ -95,9 +113,25 @@ regions:
   action: {mutate: {set: {snapshot.snapshot_id: zps-someone-else}}}`},
 	{name: "documented choice for other requirements not kept", fails: testRequirements,
 		config: func(c *zpsanity.Config, _ string) { c.IncompatibleRequirements = "OK" }},
+	{name: "snapshot claims a zone, then refuses a same-name request for it", fails: testRequirements, rules: `
+- name: snapshot-claims-zone-b
+  match: {rpc: CreateSnapshot, name: "zp-requirements*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + zonesAB + `}}}`},
 	{name: "restore placed outside the snapshot", fails: testRestoreIn, rules: `
 - name: restore-elsewhere
   match: {rpc: CreateVolume, name: "zp-restored*"}
+  action: {mutate: {set: {volume.accessible_topology: ` + zoneB + `}}}`},
+	{name: "snapshot claims a zone it cannot be restored into", fails: testRestoreIn, rules: `
+- name: snapshot-claims-zone-b
+  match: {rpc: CreateSnapshot, name: "zp-restore-snapshot*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + zonesAB + `}}}`},
+	{name: "topology reported only when requirements are given", fails: testUnconstrained, rules: `
+- name: unconstrained-snapshot-everywhere
+  match: {rpc: CreateSnapshot, name: "zp-unconstrained*"}
+  action: {mutate: {clear: [snapshot.accessible_topology]}}`},
+	{name: "restore without requirements placed outside the snapshot", fails: testUnconstrained, rules: `
+- name: unconstrained-restore-elsewhere
+  match: {rpc: CreateVolume, name: "zp-unconstrained-restored*"}
   action: {mutate: {set: {volume.accessible_topology: ` + zoneB + `}}}`},
 	{name: "restore outside the snapshot with a wrong code", fails: testRestoreOut, rules: `
 - name: restore-outside-invalid
@@ -163,7 +197,7 @@ func TestEveryExtensionIsProven(t *testing.T) {
 				t.Errorf("the correct driver should exercise every extension, skipped: %q", res.skipped)
 			}
 			if p.name == "without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS" {
-				for _, name := range []string{testRequisite, testConsistent, testExhausted, testRestoreIn, testKeys} {
+				for _, name := range []string{testRequisite, testConsistent, testExhausted, testRestoreIn, testUnconstrained, testKeys} {
 					if !res.skippedMatching(name) {
 						t.Errorf("%q ran without the capability; it must skip", name)
 					}
@@ -270,7 +304,7 @@ type result struct {
 func (r result) failedMatching() []string {
 	var out []string
 	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testPreferred, testConsistent, testExhausted, testIdempotent,
-		testOtherSource, testRequirements, testRestoreIn, testRestoreOut, testAttachLimit, testKeys} {
+		testOtherSource, testRequirements, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys} {
 		for _, f := range r.failures {
 			if strings.Contains(f, name) {
 				out = append(out, name)

@@ -27,32 +27,71 @@ var _ = sanity.DescribeSanity("Restore from a topology-constrained snapshot [zon
 		vol := s.volume("zp-restore-source", seg)
 		Expect(within(vol.GetAccessibleTopology(), []*csi.Topology{seg})).To(Succeed(), "source volume placed outside its requisite")
 		req := s.snapshotRequest("zp-restore-snapshot", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: []*csi.Topology{seg}})
-		snap := s.r.MustCreateSnapshot(ctx, req).GetSnapshot()
-		Expect(snap.GetAccessibleTopology()).NotTo(BeEmpty(), "snapshot constrained to %s reports no accessible_topology", format(seg))
-		return snap
+		return s.r.MustCreateSnapshot(ctx, req).GetSnapshot()
 	}
-	restoreRequest := func(snap *csi.Snapshot, requisite []*csi.Topology) *csi.CreateVolumeRequest {
-		req := sanity.MakeCreateVolumeReq(s.sc, sanity.UniqueString("zp-restored"))
+	// restoreRequest restores snap, within requisite when one is given.
+	restoreRequest := func(name string, snap *csi.Snapshot, requisite []*csi.Topology) *csi.CreateVolumeRequest {
+		req := sanity.MakeCreateVolumeReq(s.sc, sanity.UniqueString(name))
 		req.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snap.GetSnapshotId()}}}
-		req.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: requisite}
+		if len(requisite) > 0 {
+			req.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: requisite}
+		}
 		return req
 	}
+	// restoresWhereClaimed restores snap into every configured segment its
+	// accessible_topology claims, so a topology wider than the CO asked
+	// for (allowed, TopologyRequirement x > n) must be true. csi.proto
+	// Snapshot.accessible_topology: "A snapshot is usable from a location
+	// if volumes created from that snapshot are guaranteed to be
+	// accessible from that location."
+	restoresWhereClaimed := func(name string, snap *csi.Snapshot) {
+		topo := snap.GetAccessibleTopology()
+		for _, seg := range s.d.segments() {
+			if !usableFrom(topo, seg) {
+				continue
+			}
+			resp, err := s.r.CreateVolume(ctx, restoreRequest(name, snap, []*csi.Topology{seg}))
+			Expect(err).NotTo(HaveOccurred(), "restore into %s, which the snapshot claims to be usable from: %s", format(seg), usableText(topo))
+			Expect(within(resp.GetVolume().GetAccessibleTopology(), []*csi.Topology{seg})).To(Succeed(), "restore into %s placed outside its requisite", format(seg))
+		}
+	}
 
-	It("restores inside the snapshot's topology (csi.proto Snapshot.accessible_topology: volumes created from the snapshot are accessible from there)", ruleRestore, func() {
+	It("restores inside the snapshot's topology, in every configured segment it claims (csi.proto Snapshot.accessible_topology: volumes created from the snapshot are guaranteed to be accessible from there)", ruleRestore, func() {
 		segs := s.needSegments(1)
 		snap := snapshotIn(segs[0])
-		vol := s.r.MustCreateVolume(ctx, restoreRequest(snap, snap.GetAccessibleTopology())).GetVolume()
-		Expect(within(vol.GetAccessibleTopology(), snap.GetAccessibleTopology())).To(Succeed(), "restored volume placed outside the snapshot's topology")
+		if topo := snap.GetAccessibleTopology(); len(topo) > 0 {
+			vol := s.r.MustCreateVolume(ctx, restoreRequest("zp-restored", snap, topo)).GetVolume()
+			Expect(within(vol.GetAccessibleTopology(), topo)).To(Succeed(), "restored volume placed outside the snapshot's topology")
+		}
+		restoresWhereClaimed("zp-restored", snap)
 	})
 
 	It("refuses a restore whose requisite lies entirely outside the snapshot's topology with RESOURCE_EXHAUSTED (spec.md CreateVolume Errors: Unable to provision in accessible_topology)", ruleRestore, func() {
 		segs := s.needSegments(2)
 		snap := snapshotIn(segs[0])
-		if within([]*csi.Topology{segs[1]}, snap.GetAccessibleTopology()) == nil {
+		if usableFrom(snap.GetAccessibleTopology(), segs[1]) {
 			Skip("the snapshot is usable from " + format(segs[1]) + " too; configure disjoint segments")
 		}
-		resp, err := s.r.CreateVolume(ctx, restoreRequest(snap, segs[1:2]))
+		resp, err := s.r.CreateVolume(ctx, restoreRequest("zp-restored", snap, segs[1:2]))
 		Expect(code(err)).To(Equal(codes.ResourceExhausted), "restore of a snapshot usable from %s into %s: got %v (volume %v)",
 			formatAll(snap.GetAccessibleTopology()), format(segs[1]), err, resp.GetVolume())
+	})
+
+	// Without requirements the SP MAY choose where the snapshot is usable
+	// from (CreateSnapshotRequest.accessibility_requirements) and where a
+	// volume goes (CreateVolumeRequest.accessibility_requirements), but
+	// accessible_topology must still say where the snapshot is usable
+	// from: a restore without requirements lands there, and a restore into
+	// any place it claims succeeds. A driver that keeps its topology
+	// straight only when told fails here.
+	It("restores a snapshot cut without requirements where its accessible_topology says, also without requirements (csi.proto Snapshot.accessible_topology: where volumes created from the snapshot are accessible)", ruleRestore, func() {
+		segs := s.needSegments(1)
+		vol := s.volume("zp-unconstrained-source", segs[0])
+		snap := s.r.MustCreateSnapshot(ctx, s.snapshotRequest("zp-unconstrained", vol.GetVolumeId(), nil)).GetSnapshot()
+		restored := s.r.MustCreateVolume(ctx, restoreRequest("zp-unconstrained-restored", snap, nil)).GetVolume()
+		if topo := snap.GetAccessibleTopology(); len(topo) > 0 {
+			Expect(within(restored.GetAccessibleTopology(), topo)).To(Succeed(), "restore without requirements placed outside the snapshot's accessible_topology")
+		}
+		restoresWhereClaimed("zp-unconstrained-into", snap)
 	})
 })

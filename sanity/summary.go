@@ -9,9 +9,25 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 )
 
+// Findings that do not fail a test, by the spec's keyword: a SHOULD the
+// driver did not meet, or a MAY it used to go beyond what the CO asked.
+const (
+	shouldNotMet = "SHOULD not met"
+	mayUsed      = "MAY used"
+)
+
+// warn records a finding that does not fail the test: Ginkgo's report and
+// verbose output carry it, and the summary prints it as a WARN line.
+func warn(keyword, what, detail string) {
+	GinkgoHelper()
+	name := keyword + ": " + what
+	AddReportEntry(name, detail)
+	fmt.Fprintf(GinkgoWriter, "WARNING (%s): %s\n", name, detail)
+}
+
 // PrintSummary returns a ReportAfterSuite body that prints one line per
-// failed test, naming its rule and the check that failed, the SHOULD-level
-// findings, why extension tests were skipped, and the totals.
+// failed test, naming its rule and the check that failed, the findings
+// recorded by warn, why extension tests were skipped, and the totals.
 func PrintSummary(w io.Writer) func(Report) {
 	return func(r Report) {
 		var failed, warned, skips []string
@@ -32,7 +48,7 @@ func PrintSummary(w io.Writer) func(Report) {
 				passed++
 			}
 			for _, e := range s.ReportEntries {
-				if strings.HasPrefix(e.Name, "SHOULD") {
+				if strings.HasPrefix(e.Name, shouldNotMet) || strings.HasPrefix(e.Name, mayUsed) {
 					warned = append(warned, fmt.Sprintf("WARN %s %s: %s", rule(s), e.Name, e.StringRepresentation()))
 				}
 			}

@@ -32,6 +32,45 @@ func inside(s, r *csi.Topology) bool {
 	return len(r.GetSegments()) > 0
 }
 
+// meets reports whether segments a and b share a place: one lies within
+// the other ({region} meets {region, zone} of that region).
+func meets(a, b *csi.Topology) bool { return inside(a, b) || inside(b, a) }
+
+// meetsAny reports whether some segment of got meets some segment of want.
+func meetsAny(got, want []*csi.Topology) bool {
+	for _, g := range got {
+		for _, w := range want {
+			if meets(g, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// usableFrom reports whether a snapshot with accessible_topology topo
+// claims to be usable from seg: seg lies within one of its segments, or
+// topo is empty, which claims every place (csi.proto
+// Snapshot.accessible_topology: "If it is not specified, the CO MAY assume
+// the snapshot is equally usable from all topologies in the cluster").
+func usableFrom(topo []*csi.Topology, seg *csi.Topology) bool {
+	for _, t := range topo {
+		if inside(seg, t) {
+			return true
+		}
+	}
+	return len(topo) == 0
+}
+
+// usableText describes where a snapshot with accessible_topology topo
+// claims to be usable from.
+func usableText(topo []*csi.Topology) string {
+	if len(topo) == 0 {
+		return "everywhere (no accessible_topology)"
+	}
+	return formatAll(topo)
+}
+
 // within checks that every segment of got lies within one of allowed.
 func within(got, allowed []*csi.Topology) error {
 	for _, g := range got {

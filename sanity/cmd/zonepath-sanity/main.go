@@ -24,7 +24,7 @@ var version = "devel"
 
 // BrokenUpstreamTest compares protobuf messages with gomega's Equal and so
 // fails for every driver that returns accessible_topology; the extensions'
-// "usable only from requisite" test checks the same rule correctly.
+// "usable from its requisite" test checks the same rule correctly.
 const BrokenUpstreamTest = "should succeed when creating a snapshot with accessibility requirements"
 
 type options struct {
