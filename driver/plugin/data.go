@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,15 +17,73 @@ import (
 // volumes/<id>/ (filesystem volumes), volumes/<id>.img (block volumes)
 // and snapshots/<id>.tar. Every path is built from an ID that passed
 // checkID, so it is always a single element below the root.
-type dataDir struct{ root string }
+//
+// Whatever it creates is durable when the call returns, file contents and
+// directory entries alike, because the caller commits a record pointing to
+// it next: a record must never outlive its data in a power cut.
+type dataDir struct {
+	root string
+	// syncDir makes a directory's entries durable; tests record it.
+	syncDir func(path string) error
+}
 
 func newDataDir(root string) (*dataDir, error) {
-	for _, d := range []string{"volumes", "snapshots"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o750); err != nil {
+	d := &dataDir{root: root, syncDir: syncDir}
+	for _, sub := range []string{"volumes", "snapshots"} {
+		if err := os.MkdirAll(filepath.Join(root, sub), 0o750); err != nil {
 			return nil, fmt.Errorf("creating data directory: %w", err)
 		}
 	}
-	return &dataDir{root: root}, nil
+	if err := d.syncDirs(filepath.Dir(root), root); err != nil {
+		return nil, fmt.Errorf("creating data directory: %w", err)
+	}
+	return d, nil
+}
+
+// tempSuffix marks a file being written, renamed to its final name once
+// complete. At start-up none is being written, so reclaim removes them.
+const tempSuffix = ".tmp"
+
+func tempPath(final string) string { return final + tempSuffix }
+
+// syncDir fsyncs a directory, making the entries created, renamed or
+// removed in it durable.
+func syncDir(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (d *dataDir) syncDirs(paths ...string) error {
+	for _, p := range paths {
+		if err := d.syncDir(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncTree fsyncs every directory of a tree the driver just filled,
+// deepest first, and then the directory holding it.
+func (d *dataDir) syncTree(root string) error {
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() {
+			dirs = append(dirs, path)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	slices.Reverse(dirs)
+	return d.syncDirs(append(dirs, filepath.Dir(root))...)
 }
 
 func (d *dataDir) volumePath(id string, block bool) string {
@@ -50,11 +109,14 @@ func (d *dataDir) blockSnapshotPath(id string) string {
 func (d *dataDir) createVolume(id string, block bool, size int64, fromSnapshot, fromVolume string) error {
 	path := d.volumePath(id, block)
 	if block {
-		if err := d.createBlock(path, size, fromSnapshot, fromVolume); err != nil {
-			os.Remove(path)
-			return err
+		err := d.createBlock(path, size, fromSnapshot, fromVolume)
+		if err == nil {
+			err = d.syncDir(filepath.Dir(path))
 		}
-		return nil
+		if err != nil {
+			os.Remove(path)
+		}
+		return err
 	}
 	if err := os.MkdirAll(path, 0o777); err != nil {
 		return err
@@ -65,6 +127,9 @@ func (d *dataDir) createVolume(id string, block bool, size int64, fromSnapshot, 
 		err = extractTar(d.snapshotPath(fromSnapshot), path)
 	case fromVolume != "":
 		err = copyTree(d.volumePath(fromVolume, false), path)
+	}
+	if err == nil {
+		err = d.syncTree(path)
 	}
 	if err != nil {
 		os.RemoveAll(path)
@@ -125,7 +190,7 @@ func (d *dataDir) snapshot(snapID, volID string, block bool) error {
 	if block {
 		final = d.blockSnapshotPath(snapID)
 	}
-	tmp := final + ".tmp"
+	tmp := tempPath(final)
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
@@ -151,7 +216,15 @@ func (d *dataDir) snapshot(snapID, volID string, block bool) error {
 		os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, final)
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := d.syncDir(filepath.Dir(final)); err != nil {
+		os.Remove(final)
+		return err
+	}
+	return nil
 }
 
 func (d *dataDir) deleteSnapshot(id string) error {
