@@ -272,6 +272,25 @@ func TestOpenCreatesDirectory(t *testing.T) {
 	}
 }
 
+// TestOpenSyncsDirectory checks that Open makes the database's directory
+// entry durable, and the directory's own entry, which MkdirAll may just
+// have made: bbolt fsyncs only the file.
+func TestOpenSyncsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	var synced []string
+	real := syncDir
+	syncDir = func(path string) error {
+		synced = append(synced, path)
+		return real(path)
+	}
+	defer func() { syncDir = real }()
+	s := openStore(t, dir)
+	defer s.Close()
+	if want := []string{dir, filepath.Dir(dir)}; !equal(synced, want) {
+		t.Errorf("Open fsynced %q, want %q", synced, want)
+	}
+}
+
 // rawPut writes value under key in bucket, bypassing the store.
 func rawPut(t *testing.T, dir, bucket, key string, value []byte) {
 	t.Helper()

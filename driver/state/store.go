@@ -87,6 +87,15 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening state database: %w", err)
 	}
+	// bbolt syncs the database file, not the directory entries naming it
+	// (and its directory, when just created): without these a power cut
+	// can lose the whole database after commits were acknowledged.
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := syncDir(d); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("syncing state directory: %w", err)
+		}
+	}
 	s := newStore(db)
 	if err := s.load(); err != nil {
 		path := db.Path() // bbolt forgets it on Close
@@ -95,6 +104,16 @@ func Open(dir string) (*Store, error) {
 	}
 	go s.commitLoop()
 	return s, nil
+}
+
+// syncDir fsyncs a directory, making its entries durable; tests record it.
+var syncDir = func(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 func newStore(db *bolt.DB) *Store {
