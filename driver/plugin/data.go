@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"slices"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,24 +19,32 @@ import (
 // and snapshots/<id>.tar. Every path is built from an ID that passed
 // checkID, so it is always a single element below the root.
 //
-// Whatever it creates is durable when the call returns, file contents and
-// directory entries alike, because the caller commits a record pointing to
-// it next: a record must never outlive its data in a power cut.
+// A record must never outlive its data in a power cut. File contents are
+// fsynced before a create returns; the directory entries a create made
+// are noted and made durable by syncEntries, which the store runs before
+// each group commit (state.BeforeCommit), so that concurrent creates
+// share one fsync of volumes/ or snapshots/.
 type dataDir struct {
 	root string
 	// syncDir makes a directory's entries durable; tests record it.
 	syncDir func(path string) error
+
+	mu sync.Mutex
+	// unsynced are the directories holding entries not yet durable.
+	unsynced map[string]bool
 }
 
 func newDataDir(root string) (*dataDir, error) {
-	d := &dataDir{root: root, syncDir: syncDir}
+	d := &dataDir{root: root, syncDir: syncDir, unsynced: map[string]bool{}}
 	for _, sub := range []string{"volumes", "snapshots"} {
 		if err := os.MkdirAll(filepath.Join(root, sub), 0o750); err != nil {
 			return nil, fmt.Errorf("creating data directory: %w", err)
 		}
 	}
-	if err := d.syncDirs(filepath.Dir(root), root); err != nil {
-		return nil, fmt.Errorf("creating data directory: %w", err)
+	for _, dir := range []string{root, filepath.Dir(root)} {
+		if err := d.syncDir(dir); err != nil {
+			return nil, fmt.Errorf("syncing data directory: %w", err)
+		}
 	}
 	return d, nil
 }
@@ -60,30 +69,35 @@ func syncDir(path string) error {
 	return err
 }
 
-func (d *dataDir) syncDirs(paths ...string) error {
-	for _, p := range paths {
-		if err := d.syncDir(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// syncTree fsyncs every directory of a tree the driver just filled,
-// deepest first, and then the directory holding it.
-func (d *dataDir) syncTree(root string) error {
-	var dirs []string
-	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
-		if err == nil && e.IsDir() {
-			dirs = append(dirs, path)
-		}
+// added notes the entries of a file or tree just created, for syncEntries.
+func (d *dataDir) added(path string) error {
+	dirs := map[string]bool{}
+	err := filepath.WalkDir(path, func(p string, _ fs.DirEntry, err error) error {
+		dirs[filepath.Dir(p)] = true
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	slices.Reverse(dirs)
-	return d.syncDirs(append(dirs, filepath.Dir(root))...)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	maps.Copy(d.unsynced, dirs)
+	return nil
+}
+
+// syncEntries makes every entry noted by added durable. A directory gone
+// since (the create failed and its data was removed) has nothing to keep.
+func (d *dataDir) syncEntries() error {
+	d.mu.Lock()
+	dirs := d.unsynced
+	d.unsynced = map[string]bool{}
+	d.mu.Unlock()
+	for dir := range dirs {
+		if err := d.syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("syncing data directory entries: %w", err)
+		}
+	}
+	return nil
 }
 
 func (d *dataDir) volumePath(id string, block bool) string {
@@ -111,7 +125,7 @@ func (d *dataDir) createVolume(id string, block bool, size int64, fromSnapshot, 
 	if block {
 		err := d.createBlock(path, size, fromSnapshot, fromVolume)
 		if err == nil {
-			err = d.syncDir(filepath.Dir(path))
+			err = d.added(path)
 		}
 		if err != nil {
 			os.Remove(path)
@@ -129,7 +143,7 @@ func (d *dataDir) createVolume(id string, block bool, size int64, fromSnapshot, 
 		err = copyTree(d.volumePath(fromVolume, false), path)
 	}
 	if err == nil {
-		err = d.syncTree(path)
+		err = d.added(path)
 	}
 	if err != nil {
 		os.RemoveAll(path)
@@ -220,11 +234,7 @@ func (d *dataDir) snapshot(snapID, volID string, block bool) error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := d.syncDir(filepath.Dir(final)); err != nil {
-		os.Remove(final)
-		return err
-	}
-	return nil
+	return d.added(final)
 }
 
 func (d *dataDir) deleteSnapshot(id string) error {

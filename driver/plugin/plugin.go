@@ -104,7 +104,7 @@ func New(cfg Config) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := state.Open(cfg.StateDir)
+	store, err := state.Open(cfg.StateDir, state.BeforeCommit(data.syncEntries))
 	if err != nil {
 		return nil, err
 	}
