@@ -69,7 +69,7 @@ func startDriver(t *testing.T, bin, dir string) *driverProcess {
 	sock := filepath.Join(dir, "csi.sock")
 	cmd := exec.Command(bin, "--endpoint", "unix://"+sock, "--nodeid", "n1", "--node-zone", "zone-a",
 		"--state-dir", filepath.Join(dir, "state"), "--mount", "none")
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = driverLog(t, filepath.Join(dir, "driver.log"))
 	os.Remove(sock) // left behind by a killed process
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -82,7 +82,6 @@ func startDriver(t *testing.T, bin, dir string) *driverProcess {
 			break
 		}
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
 			t.Fatal("driver did not create its socket")
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -91,7 +90,33 @@ func startDriver(t *testing.T, bin, dir string) *driverProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The socket file exists a moment before the driver accepts
+	// connections: wait until it answers.
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if _, err := csi.NewIdentityClient(conn).GetPluginInfo(ctx, &csi.GetPluginInfoRequest{}, grpc.WaitForReady(true)); err != nil {
+		t.Fatalf("driver does not answer on %s: %v", sock, err)
+	}
 	return &driverProcess{cmd: cmd, conn: conn, ctrl: csi.NewControllerClient(conn)}
+}
+
+// driverLog appends the driver's log to path; the first start on a
+// directory has its tail shown when the test fails.
+func driverLog(t *testing.T, path string) *os.File {
+	t.Helper()
+	_, err := os.Stat(path)
+	first := os.IsNotExist(err)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.Close()
+		if log, _ := os.ReadFile(path); first && t.Failed() {
+			t.Logf("driver log %s:\n%s", path, log[max(0, len(log)-8<<10):])
+		}
+	})
+	return f
 }
 
 // kill ends the process with SIGKILL and waits for it: the state
