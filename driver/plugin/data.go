@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,15 +18,86 @@ import (
 // volumes/<id>/ (filesystem volumes), volumes/<id>.img (block volumes)
 // and snapshots/<id>.tar. Every path is built from an ID that passed
 // checkID, so it is always a single element below the root.
-type dataDir struct{ root string }
+//
+// A record must never outlive its data in a power cut. File contents are
+// fsynced before a create returns; the directory entries a create made
+// are noted and made durable by syncEntries, which the store runs before
+// each group commit (state.BeforeCommit), so that concurrent creates
+// share one fsync of volumes/ or snapshots/.
+type dataDir struct {
+	root string
+	// syncDir makes a directory's entries durable; tests record it.
+	syncDir func(path string) error
+
+	mu sync.Mutex
+	// unsynced are the directories holding entries not yet durable.
+	unsynced map[string]bool
+}
 
 func newDataDir(root string) (*dataDir, error) {
-	for _, d := range []string{"volumes", "snapshots"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o750); err != nil {
+	d := &dataDir{root: root, syncDir: syncDir, unsynced: map[string]bool{}}
+	for _, sub := range []string{"volumes", "snapshots"} {
+		if err := os.MkdirAll(filepath.Join(root, sub), 0o750); err != nil {
 			return nil, fmt.Errorf("creating data directory: %w", err)
 		}
 	}
-	return &dataDir{root: root}, nil
+	for _, dir := range []string{root, filepath.Dir(root)} {
+		if err := d.syncDir(dir); err != nil {
+			return nil, fmt.Errorf("syncing data directory: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// tempSuffix marks a file being written, renamed to its final name once
+// complete. At start-up none is being written, so reclaim removes them.
+const tempSuffix = ".tmp"
+
+func tempPath(final string) string { return final + tempSuffix }
+
+// syncDir fsyncs a directory, making the entries created, renamed or
+// removed in it durable.
+func syncDir(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// added notes the entries of a file or tree just created, for syncEntries.
+func (d *dataDir) added(path string) error {
+	dirs := map[string]bool{}
+	err := filepath.WalkDir(path, func(p string, _ fs.DirEntry, err error) error {
+		dirs[filepath.Dir(p)] = true
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	maps.Copy(d.unsynced, dirs)
+	return nil
+}
+
+// syncEntries makes every entry noted by added durable. A directory gone
+// since (the create failed and its data was removed) has nothing to keep.
+func (d *dataDir) syncEntries() error {
+	d.mu.Lock()
+	dirs := d.unsynced
+	d.unsynced = map[string]bool{}
+	d.mu.Unlock()
+	for dir := range dirs {
+		if err := d.syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("syncing data directory entries: %w", err)
+		}
+	}
+	return nil
 }
 
 func (d *dataDir) volumePath(id string, block bool) string {
@@ -50,11 +123,14 @@ func (d *dataDir) blockSnapshotPath(id string) string {
 func (d *dataDir) createVolume(id string, block bool, size int64, fromSnapshot, fromVolume string) error {
 	path := d.volumePath(id, block)
 	if block {
-		if err := d.createBlock(path, size, fromSnapshot, fromVolume); err != nil {
-			os.Remove(path)
-			return err
+		err := d.createBlock(path, size, fromSnapshot, fromVolume)
+		if err == nil {
+			err = d.added(path)
 		}
-		return nil
+		if err != nil {
+			os.Remove(path)
+		}
+		return err
 	}
 	if err := os.MkdirAll(path, 0o777); err != nil {
 		return err
@@ -65,6 +141,9 @@ func (d *dataDir) createVolume(id string, block bool, size int64, fromSnapshot, 
 		err = extractTar(d.snapshotPath(fromSnapshot), path)
 	case fromVolume != "":
 		err = copyTree(d.volumePath(fromVolume, false), path)
+	}
+	if err == nil {
+		err = d.added(path)
 	}
 	if err != nil {
 		os.RemoveAll(path)
@@ -125,7 +204,7 @@ func (d *dataDir) snapshot(snapID, volID string, block bool) error {
 	if block {
 		final = d.blockSnapshotPath(snapID)
 	}
-	tmp := final + ".tmp"
+	tmp := tempPath(final)
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
@@ -151,7 +230,11 @@ func (d *dataDir) snapshot(snapID, volID string, block bool) error {
 		os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, final)
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return d.added(final)
 }
 
 // isBlockSnapshot tells whether a snapshot holds a block image, for a

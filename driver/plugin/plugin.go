@@ -35,7 +35,8 @@ type Config struct {
 	NodeID   string
 	StateDir string
 	// DataDir holds volume and snapshot data; node plugins of the same
-	// machine share it with the controller. Defaults to StateDir/data.
+	// machine share it with the controller, one controller per data
+	// directory. Defaults to StateDir/data.
 	DataDir  string
 	Topology *topology.Topology
 	// Node is where this node plugin lives; required when ServeNode.
@@ -79,6 +80,9 @@ type Plugin struct {
 	entries *entryCache
 	// maxFileSize is the largest block volume the data directory holds.
 	maxFileSize int64
+	// lock holds the data directory while this plugin serves the
+	// controller; see controllerLock.
+	lock *os.File
 }
 
 // New opens the state and checks the configuration.
@@ -106,14 +110,20 @@ func New(cfg Config) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := state.Open(cfg.StateDir)
+	store, err := state.Open(cfg.StateDir, state.BeforeCommit(data.syncEntries))
 	if err != nil {
 		return nil, err
 	}
 	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m, entries: newEntryCache()}
 	p.nodes = newNodeDirectory(p)
+	if cfg.ServeController {
+		if err := p.takeDataDir(); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
 	if p.maxFileSize, err = probeMaxFileSize(cfg.DataDir, p.maxVolumeSize(false)); err != nil {
-		store.Close()
+		p.Close()
 		return nil, err
 	}
 	return p, nil
@@ -123,8 +133,13 @@ func New(cfg Config) (*Plugin, error) {
 // of Config.Mount's probe, so that a host of many node plugins probes once.
 func (p *Plugin) MountKind() string { return p.mounter.kind() }
 
-// Close releases the state.
-func (p *Plugin) Close() error { return p.store.Close() }
+// Close releases the state and the data directory.
+func (p *Plugin) Close() error {
+	if p.lock != nil {
+		p.lock.Close()
+	}
+	return p.store.Close()
+}
 
 // Serve listens on the endpoint and serves until ctx is done.
 func (p *Plugin) Serve(ctx context.Context) error {

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestReopenKeepsEverything(t *testing.T) {
@@ -270,6 +273,66 @@ func TestOpenCreatesDirectory(t *testing.T) {
 	if s.Volume("v1") == nil {
 		t.Errorf("volume missing after reopen of a created directory")
 	}
+}
+
+// TestOpenSyncsDirectory checks that Open makes the database's directory
+// entry durable, and the directory's own entry, which MkdirAll may just
+// have made: bbolt fsyncs only the file.
+func TestOpenSyncsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	var synced []string
+	real := syncDir
+	syncDir = func(path string) error {
+		synced = append(synced, path)
+		return real(path)
+	}
+	defer func() { syncDir = real }()
+	s := openStore(t, dir)
+	defer s.Close()
+	if want := []string{dir, filepath.Dir(dir)}; !equal(synced, want) {
+		t.Errorf("Open fsynced %q, want %q", synced, want)
+	}
+}
+
+// TestBeforeCommit checks the hook runs before each commit, while its
+// records are not yet durable, and that its failure is a commit failure.
+func TestBeforeCommit(t *testing.T) {
+	t.Run("runs before the records are durable", func(t *testing.T) {
+		var s *Store
+		var calls int
+		var sawRecord bool
+		s, err := Open(t.TempDir(), BeforeCommit(func() error {
+			calls++
+			sawRecord = sawRecord || s.Volume("v1") != nil
+			return nil
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.Update(func(*Tx) error { return nil }); err != nil || calls != 0 {
+			t.Errorf("Update without writes: %v, %d hook calls, want none", err, calls)
+		}
+		mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("v1", "n1", "z", 1)) })
+		if calls != 1 || sawRecord {
+			t.Errorf("hook called %d times, saw the record durable: %v; want once, before", calls, sawRecord)
+		}
+	})
+	t.Run("failure fails the commit", func(t *testing.T) {
+		dir := t.TempDir()
+		s, err := Open(dir, BeforeCommit(func() error { return errors.New("disk gone") }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Update(func(tx *Tx) error { tx.PutVolume(vol("v1", "n1", "z", 1)); return nil })
+		if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "disk gone") {
+			t.Errorf("Update = %v, want INTERNAL naming the hook's error", err)
+		}
+		s.Close()
+		if s = openStore(t, dir); s.Volume("v1") != nil {
+			t.Errorf("volume committed although the hook failed")
+		}
+	})
 }
 
 // rawPut writes value under key in bucket, bypassing the store.

@@ -37,9 +37,11 @@ type Store struct {
 	pending   []write
 	failed    error // set when a commit failed: the mirror is ahead of the disk
 	committed *sync.Cond
-	wake      chan struct{}
-	done      chan struct{}
-	closing   bool
+	// beforeCommit runs before each commit; see BeforeCommit.
+	beforeCommit func() error
+	wake         chan struct{}
+	done         chan struct{}
+	closing      bool
 
 	volumes      *table[Volume]
 	snapshots    *table[Snapshot]
@@ -71,8 +73,20 @@ type write struct {
 
 const dbFile = "state.db"
 
+// Option configures a Store at Open.
+type Option func(*Store)
+
+// BeforeCommit has every commit call fn first, before the transaction,
+// and fail as a commit failure when fn fails. A caller that creates files
+// before queueing the records pointing to them makes the files' directory
+// entries durable there: once per group commit rather than once per
+// request, and always before the records.
+func BeforeCommit(fn func() error) Option {
+	return func(s *Store) { s.beforeCommit = fn }
+}
+
 // Open opens (creating if needed) the store in dir and loads it.
-func Open(dir string) (*Store, error) {
+func Open(dir string, opts ...Option) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
@@ -87,7 +101,19 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening state database: %w", err)
 	}
+	// bbolt syncs the database file, not the directory entries naming it
+	// (and its directory, when just created): without these a power cut
+	// can lose the whole database after commits were acknowledged.
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := syncDir(d); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("syncing state directory: %w", err)
+		}
+	}
 	s := newStore(db)
+	for _, o := range opts {
+		o(s)
+	}
 	if err := s.load(); err != nil {
 		path := db.Path() // bbolt forgets it on Close
 		db.Close()
@@ -95,6 +121,16 @@ func Open(dir string) (*Store, error) {
 	}
 	go s.commitLoop()
 	return s, nil
+}
+
+// syncDir fsyncs a directory, making its entries durable; tests record it.
+var syncDir = func(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 func newStore(db *bolt.DB) *Store {
@@ -260,7 +296,28 @@ func (s *Store) commitPending() {
 	if len(batch) == 0 {
 		return
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.commit(batch)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.failed = fmt.Errorf("committing state: %w", err)
+	} else {
+		s.durable = batch[len(batch)-1].seq
+		s.volumes.reap(s.durable)
+		s.snapshots.reap(s.durable)
+		s.publications.reap(s.durable)
+		s.mounts.reap(s.durable)
+	}
+	s.committed.Broadcast()
+}
+
+func (s *Store) commit(batch []write) error {
+	if s.beforeCommit != nil {
+		if err := s.beforeCommit(); err != nil {
+			return err
+		}
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
 		for _, w := range batch {
 			b := tx.Bucket(w.bucket)
 			var err error
@@ -275,18 +332,6 @@ func (s *Store) commitPending() {
 		}
 		return nil
 	})
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		s.failed = fmt.Errorf("committing state: %w", err)
-	} else {
-		s.durable = batch[len(batch)-1].seq
-		s.volumes.reap(s.durable)
-		s.snapshots.reap(s.durable)
-		s.publications.reap(s.durable)
-		s.mounts.reap(s.durable)
-	}
-	s.committed.Broadcast()
 }
 
 // Update runs fn against the writer's view under the store lock. fn must

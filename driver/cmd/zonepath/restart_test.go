@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,50 +18,127 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
+// driverBinary builds bin/zonepath once for every test of this package
+// that runs the real process.
+func driverBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the driver binary")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "zonepath-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "zonepath")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building the driver: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// driverProcess is bin/zonepath serving on dir/csi.sock with its state
+// in dir/state (and so its data in dir/state/data).
+type driverProcess struct {
+	cmd  *exec.Cmd
+	conn *grpc.ClientConn
+	ctrl csi.ControllerClient
+}
+
+func startDriver(t *testing.T, bin, dir string) *driverProcess {
+	t.Helper()
+	sock := filepath.Join(dir, "csi.sock")
+	cmd := exec.Command(bin, "--endpoint", "unix://"+sock, "--nodeid", "n1", "--node-zone", "zone-a",
+		"--state-dir", filepath.Join(dir, "state"), "--mount", "none")
+	cmd.Stderr = driverLog(t, filepath.Join(dir, "driver.log"))
+	os.Remove(sock) // left behind by a killed process
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Never leave a driver behind, also when the test fails early.
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("driver did not create its socket")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The socket file exists a moment before the driver accepts
+	// connections: wait until it answers.
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if _, err := csi.NewIdentityClient(conn).GetPluginInfo(ctx, &csi.GetPluginInfoRequest{}, grpc.WaitForReady(true)); err != nil {
+		t.Fatalf("driver does not answer on %s: %v", sock, err)
+	}
+	return &driverProcess{cmd: cmd, conn: conn, ctrl: csi.NewControllerClient(conn)}
+}
+
+// driverLog appends the driver's log to path; the first start on a
+// directory has its tail shown when the test fails.
+func driverLog(t *testing.T, path string) *os.File {
+	t.Helper()
+	_, err := os.Stat(path)
+	first := os.IsNotExist(err)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.Close()
+		if log, _ := os.ReadFile(path); first && t.Failed() {
+			t.Logf("driver log %s:\n%s", path, log[max(0, len(log)-8<<10):])
+		}
+	})
+	return f
+}
+
+// kill ends the process with SIGKILL and waits for it: the state
+// database is free once the process is gone.
+func (d *driverProcess) kill(t *testing.T) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd.Wait()
+	d.conn.Close()
+}
+
 // TestRestartLosesNothing kills the driver process with SIGKILL right
 // after a burst of acknowledged writes, starts it again on the same state
 // directory and checks that every volume, snapshot (with its topology)
 // and publication is still there.
 func TestRestartLosesNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the driver binary")
-	}
+	bin := driverBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "zonepath")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building the driver: %v\n%s", err, out)
-	}
-	sock := filepath.Join(dir, "csi.sock")
-	start := func() (*exec.Cmd, *grpc.ClientConn) {
-		cmd := exec.Command(bin, "--endpoint", "unix://"+sock, "--nodeid", "n1", "--node-zone", "zone-a",
-			"--state-dir", filepath.Join(dir, "state"), "--mount", "none")
-		cmd.Stderr = os.Stderr
-		os.Remove(sock) // left behind by the killed process
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Never leave a driver behind, also when the test fails early.
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if _, err := os.Stat(sock); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatal("driver did not create its socket")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cmd, conn
-	}
-
-	cmd, conn := start()
-	ctrl := csi.NewControllerClient(conn)
+	d := startDriver(t, bin, dir)
+	ctrl := d.ctrl
 	ctx := context.Background()
 	capability := &csi.VolumeCapability{
 		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
@@ -89,15 +167,11 @@ func TestRestartLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	created = created[:49]
-	conn.Close()
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait() // the state database is free once the process is gone
+	d.kill(t)
 
-	cmd, conn = start()
-	defer conn.Close()
-	ctrl = csi.NewControllerClient(conn)
+	d = startDriver(t, bin, dir)
+	defer d.conn.Close()
+	ctrl = d.ctrl
 	vols, err := ctrl.ListVolumes(ctx, &csi.ListVolumesRequest{})
 	if err != nil {
 		t.Fatal(err)
