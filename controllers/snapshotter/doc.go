@@ -55,6 +55,8 @@
 // has no nodeAffinity: the field is mutable for admins (replication,
 // corrections), and whoever set it knows more than a creation-time answer;
 // on a retry after a lost status update the value is already the driver's.
+// An empty list (nodeAffinity: []) counts as none, as it does for the
+// provisioner and the scheduler, so it never hides the driver's answer.
 // A conflict re-reads the content and re-decides. A failed write, or an
 // accessible_topology that is not valid label data, is returned as an
 // error after the snapshot was cut: upstream keeps the being-created
