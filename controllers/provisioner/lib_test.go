@@ -20,40 +20,60 @@ import (
 	"github.com/zonepath/zonepath/controllers/features"
 )
 
-// TestLibReportsDisjointAsEvent runs the lib's ProvisionController over a
-// fake API server: an empty intersection must reach the user as a
-// ProvisioningFailed Warning event on the claim naming both objects, be
-// retried, and never reach the delegate.
-func TestLibReportsDisjointAsEvent(t *testing.T) {
-	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
-	class := storageClass(immediate, classC)
-	pvc := claim(snapshotDataSource("snap"))
-	pvc.Annotations = map[string]string{"volume.kubernetes.io/storage-provisioner": class.Provisioner}
-	kube := fake.NewClientset(class, pvc)
-	lookup := &fakeLookup{
-		snapshots: map[string]*snapv1.VolumeSnapshot{ns + "/snap": boundSnapshot("snap", "snapcontent-x")},
-		contents:  map[string]*unstructured.Unstructured{"snapcontent-x": content("snapcontent-x", snapAorD)},
+// TestLibReportsNarrowingFailuresAsEvents runs the lib's
+// ProvisionController over a fake API server: a claim that narrowing
+// cannot place yet (an empty intersection, a snapshot not cut yet) must
+// reach the user as a ProvisioningFailed Warning event on the claim that
+// says why, be retried, and never reach the delegate.
+func TestLibReportsNarrowingFailuresAsEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		class   []v1.TopologySelectorTerm
+		content *unstructured.Unstructured
+		want    []string
+	}{
+		{name: "empty intersection", class: classC, content: content("snapcontent-x", snapAorD),
+			want: []string{"do not intersect", `VolumeSnapshotContent "snapcontent-x"`, `VolumeSnapshot "ns/snap"`, `StorageClass "sc"`}},
+		{name: "snapshot not cut yet", class: classAB, content: uncut(content("snapcontent-x", nil)),
+			want: []string{`VolumeSnapshotContent "snapcontent-x" of VolumeSnapshot "ns/snap" has no snapshot handle yet`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
+			class := storageClass(immediate, tc.class)
+			pvc := claim(snapshotDataSource("snap"))
+			pvc.Annotations = map[string]string{"volume.kubernetes.io/storage-provisioner": class.Provisioner}
+			kube := fake.NewClientset(class, pvc)
+			lookup := &fakeLookup{
+				snapshots: map[string]*snapv1.VolumeSnapshot{ns + "/snap": boundSnapshot("snap", "snapcontent-x")},
+				contents:  map[string]*unstructured.Unstructured{"snapcontent-x": tc.content},
+			}
+			delegate := &recorder{}
+			failures := runLib(t, kube, New(delegate, lookup), class.Provisioner)
+			for _, want := range tc.want {
+				if !strings.Contains(failures[0].Message, want) {
+					t.Errorf("event message %q does not contain %q", failures[0].Message, want)
+				}
+			}
+			if failures[0].Type != v1.EventTypeWarning || delegate.calls != 0 {
+				t.Errorf("event type %q, delegate called %d times; want Warning and never", failures[0].Type, delegate.calls)
+			}
+		})
 	}
-	delegate := &recorder{}
+}
+
+// runLib runs the lib's controller with p until the claim has failed
+// twice (so it was retried) and returns its ProvisioningFailed events.
+func runLib(t *testing.T, kube *fake.Clientset, p controller.Provisioner, name string) []v1.Event {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pc := controller.NewProvisionController(ctx, kube, class.Provisioner, New(delegate, lookup),
+	pc := controller.NewProvisionController(ctx, kube, name, p,
 		controller.LeaderElection(false), controller.Threadiness(1), controller.FailedProvisionThreshold(0),
 		controller.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 50*time.Millisecond)))
 	done := make(chan struct{})
 	go func() { defer close(done); pc.Run(ctx) }()
-
-	failures := waitForFailures(t, ctx, kube, 2)
-	cancel()
-	<-done
-	for _, want := range []string{"do not intersect", `VolumeSnapshotContent "snapcontent-x"`, `VolumeSnapshot "ns/snap"`, `StorageClass "sc"`} {
-		if !strings.Contains(failures[0].Message, want) {
-			t.Errorf("event message %q does not contain %q", failures[0].Message, want)
-		}
-	}
-	if failures[0].Type != v1.EventTypeWarning || delegate.calls != 0 {
-		t.Errorf("event type %q, delegate called %d times; want Warning and never", failures[0].Type, delegate.calls)
-	}
+	defer func() { cancel(); <-done }()
+	return waitForFailures(t, ctx, kube, 2)
 }
 
 // waitForFailures returns the claim's ProvisioningFailed events once at
