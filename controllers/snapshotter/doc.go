@@ -74,12 +74,12 @@
 // other error, before the CSI call (content or class not readable,
 // allowedTopologies malformed) or after it (see above), is a plain error
 // without a gRPC status, which upstream counts as not final: it keeps the
-// annotation and retries. An error before the call is not final either,
-// because an earlier attempt may have cut the snapshot and lost the reply
-// (DEADLINE_EXCEEDED); until a CreateSnapshot with the same name returns
-// its ID, the annotation is all that stops a deleted VolumeSnapshot from
-// taking its content along and leaving that snapshot on the backend with
-// no content pointing to it. The cost is that a VolumeSnapshot whose
+// annotation and retries. An error before the call must not be final
+// although it made no CSI request: an earlier attempt may have cut the
+// snapshot and lost the reply (DEADLINE_EXCEEDED); until a CreateSnapshot
+// with the same name returns its ID, the annotation is all that stops a
+// deleted VolumeSnapshot from taking its content along and leaving that
+// snapshot on the backend with no content pointing to it. The cost is that a VolumeSnapshot whose
 // class stays malformed cannot be deleted until the class is fixed.
 //
 // # Gate off
