@@ -38,8 +38,24 @@
 // With a selected node (WaitForFirstConsumer) nothing changes: the
 // SnapshotTopology scheduler plugin already chose a node inside the
 // snapshot's topology, and upstream builds the requirement from that node.
-// Without the gate, for clones, plain volumes and contents without
-// nodeAffinity, the wrapper reads nothing and passes the options through.
+// Without the gate, and for clones and plain volumes, the wrapper reads
+// nothing and passes the options through; a content without nodeAffinity
+// (or with nodeAffinity: []) passes them through too.
+//
+// # Not known yet is not "everywhere"
+//
+// The snapshotter writes a content's nodeAffinity before its snapshot
+// handle, so a content without a handle (status.snapshotHandle, or
+// spec.source.snapshotHandle when pre-provisioned) has no known topology
+// yet, as the scheduler plugin reads it too. Narrowing then fails and the
+// lib retries the claim with a ProvisioningFailed event saying so, instead
+// of provisioning it unconstrained.
+//
+// The VolumeSnapshot and its content are read live from the API server
+// (APILookup), not from informer caches: the decision creates a volume, and
+// a cached copy that lags behind the snapshotter's write would miss the
+// nodeAffinity while upstream, reading live a moment later, finds the
+// snapshot ready and provisions.
 //
 // The lib finds optional behaviour by type assertion (Qualifier,
 // BlockProvisioner, DeletionGuard; v13 has no ProvisionerExt), so the
@@ -51,7 +67,7 @@
 //
 // Measured on the pinned sources (lines, then lines without comments and
 // blank lines): this package's wrapper (provisioner.go, narrow.go,
-// lookup.go) is 298 / 187. It reuses upstream pkg/controller controller.go
+// lookup.go) is 319 / 193. It reuses upstream pkg/controller controller.go
 // 2140 / 1633 and topology.go 743 / 485, tested upstream by 9570 lines of
 // controller_test.go and topology_test.go, and the lib's controller 2179 /
 // 1540. A re-implementation would have to reproduce secrets templating,
@@ -64,9 +80,11 @@
 // hand the result to the existing allowedTopologies path), so moving to an
 // upstream release with the feature is deleting this wrapper.
 //
-// The cost: upstream reads the VolumeSnapshot and content again (from the
-// API server; we read informer caches), and a content whose nodeAffinity
-// changes between the two reads is seen at its older value for one
-// attempt. Both are acceptable: nodeAffinity changes rarely, and the
-// driver still refuses a restore outside the snapshot's topology.
+// The cost: upstream reads the VolumeSnapshot and content again, so each
+// Immediate-binding restore attempt makes two more GETs, and an admin's
+// change of nodeAffinity between our read and upstream's is seen at its
+// older value for one attempt. Both are acceptable: restores are rare
+// next to the API traffic of a cluster, nodeAffinity changes rarely once
+// written, and the driver still refuses a restore outside the snapshot's
+// topology.
 package provisioner

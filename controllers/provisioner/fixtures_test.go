@@ -74,8 +74,9 @@ func boundSnapshot(name, content string) *snapv1.VolumeSnapshot {
 	return s
 }
 
-// content is a VolumeSnapshotContent as the dynamic informer holds it,
-// bound to ns/snap, with nodeAffinity when affinity is not nil.
+// content is a VolumeSnapshotContent as the API serves it, bound to
+// ns/snap, cut (status.snapshotHandle set), with nodeAffinity when affinity
+// is not nil.
 func content(name string, affinity []v1.TopologySelectorTerm) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "snapshot.storage.k8s.io/v1",
@@ -85,6 +86,7 @@ func content(name string, affinity []v1.TopologySelectorTerm) *unstructured.Unst
 			"driver":            "zonepath.csi.dev",
 			"volumeSnapshotRef": map[string]any{"namespace": ns, "name": "snap", "uid": string(snapUID)},
 		},
+		"status": map[string]any{"snapshotHandle": "snap-handle", "readyToUse": true},
 	}}
 	if affinity != nil {
 		list := make([]any, len(affinity))
@@ -100,6 +102,19 @@ func content(name string, affinity []v1.TopologySelectorTerm) *unstructured.Unst
 	return u
 }
 
+// uncut is c before the snapshotter has cut its snapshot: no status.
+func uncut(c *unstructured.Unstructured) *unstructured.Unstructured {
+	unstructured.RemoveNestedField(c.Object, "status")
+	return c
+}
+
+// preProvisioned is c made by an admin for an existing snapshot: its
+// handle is in spec.source and nobody writes its status yet.
+func preProvisioned(c *unstructured.Unstructured) *unstructured.Unstructured {
+	_ = unstructured.SetNestedField(c.Object, "snap-handle", "spec", "source", "snapshotHandle")
+	return uncut(c)
+}
+
 // fakeLookup serves fixed objects and counts reads, so a test can prove
 // that a path reads nothing.
 type fakeLookup struct {
@@ -108,7 +123,7 @@ type fakeLookup struct {
 	reads     int
 }
 
-func (f *fakeLookup) VolumeSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error) {
+func (f *fakeLookup) VolumeSnapshot(_ context.Context, namespace, name string) (*snapv1.VolumeSnapshot, error) {
 	f.reads++
 	if s, ok := f.snapshots[namespace+"/"+name]; ok {
 		return s, nil
@@ -116,7 +131,7 @@ func (f *fakeLookup) VolumeSnapshot(namespace, name string) (*snapv1.VolumeSnaps
 	return nil, apierrors.NewNotFound(snapv1.Resource("volumesnapshots"), name)
 }
 
-func (f *fakeLookup) VolumeSnapshotContent(name string) (*unstructured.Unstructured, error) {
+func (f *fakeLookup) VolumeSnapshotContent(_ context.Context, name string) (*unstructured.Unstructured, error) {
 	f.reads++
 	if c, ok := f.contents[name]; ok {
 		return c, nil

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
@@ -20,46 +21,76 @@ import (
 	"github.com/zonepath/zonepath/controllers/features"
 )
 
-// TestLibReportsDisjointAsEvent runs the lib's ProvisionController over a
-// fake API server: an empty intersection must reach the user as a
-// ProvisioningFailed Warning event on the claim naming both objects, be
-// retried, and never reach the delegate.
-func TestLibReportsDisjointAsEvent(t *testing.T) {
+// TestLibReportsNarrowingFailuresAsEvents runs the lib's
+// ProvisionController over a fake API server: a claim that narrowing
+// cannot place yet (an empty intersection, a snapshot not cut yet) must
+// reach the user as a ProvisioningFailed Warning event on the claim that
+// says why, be retried, and never reach the delegate. One controller
+// serves both claims: the lib registers its types in the global scheme
+// whenever a controller is built, racing with the event goroutines an
+// earlier controller leaves behind.
+func TestLibReportsNarrowingFailuresAsEvents(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
-	class := storageClass(immediate, classC)
-	pvc := claim(snapshotDataSource("snap"))
-	pvc.Annotations = map[string]string{"volume.kubernetes.io/storage-provisioner": class.Provisioner}
-	kube := fake.NewClientset(class, pvc)
-	lookup := &fakeLookup{
-		snapshots: map[string]*snapv1.VolumeSnapshot{ns + "/snap": boundSnapshot("snap", "snapcontent-x")},
-		contents:  map[string]*unstructured.Unstructured{"snapcontent-x": content("snapcontent-x", snapAorD)},
+	cases := []struct {
+		name    string // of the claim, its snapshot, content and class
+		class   []v1.TopologySelectorTerm
+		content func(name string) *unstructured.Unstructured
+		want    []string
+	}{
+		{name: "disjoint", class: classC,
+			content: func(name string) *unstructured.Unstructured { return content(name, snapAorD) },
+			want:    []string{"do not intersect", `VolumeSnapshotContent "disjoint"`, `VolumeSnapshot "ns/disjoint"`, `StorageClass "disjoint"`}},
+		{name: "uncut", class: classAB,
+			content: func(name string) *unstructured.Unstructured { return uncut(content(name, nil)) },
+			want:    []string{`VolumeSnapshotContent "uncut" of VolumeSnapshot "ns/uncut" has no snapshot handle yet`}},
 	}
+	var objects []runtime.Object
+	lookup := &fakeLookup{snapshots: map[string]*snapv1.VolumeSnapshot{}, contents: map[string]*unstructured.Unstructured{}}
+	for _, tc := range cases {
+		class := storageClass(immediate, tc.class)
+		class.Name = tc.name
+		pvc := claim(snapshotDataSource(tc.name))
+		pvc.Name, pvc.Spec.StorageClassName = tc.name, &class.Name
+		pvc.Annotations = map[string]string{"volume.kubernetes.io/storage-provisioner": class.Provisioner}
+		objects = append(objects, class, pvc)
+		lookup.snapshots[ns+"/"+tc.name] = boundSnapshot(tc.name, tc.name)
+		lookup.contents[tc.name] = rebound(tc.content(tc.name), tc.name)
+	}
+	kube := fake.NewClientset(objects...)
 	delegate := &recorder{}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pc := controller.NewProvisionController(ctx, kube, class.Provisioner, New(delegate, lookup),
+	pc := controller.NewProvisionController(ctx, kube, "zonepath.csi.dev", New(delegate, lookup),
 		controller.LeaderElection(false), controller.Threadiness(1), controller.FailedProvisionThreshold(0),
 		controller.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 50*time.Millisecond)))
 	done := make(chan struct{})
 	go func() { defer close(done); pc.Run(ctx) }()
-
-	failures := waitForFailures(t, ctx, kube, 2)
-	cancel()
-	<-done
-	for _, want := range []string{"do not intersect", `VolumeSnapshotContent "snapcontent-x"`, `VolumeSnapshot "ns/snap"`, `StorageClass "sc"`} {
-		if !strings.Contains(failures[0].Message, want) {
-			t.Errorf("event message %q does not contain %q", failures[0].Message, want)
+	stop := func() { cancel(); <-done }
+	defer stop()
+	failures := map[string][]v1.Event{}
+	for _, tc := range cases {
+		failures[tc.name] = waitForFailures(t, ctx, kube, tc.name, 2)
+	}
+	stop()
+	for _, tc := range cases {
+		event := failures[tc.name][0]
+		for _, want := range tc.want {
+			if !strings.Contains(event.Message, want) {
+				t.Errorf("%s: event message %q does not contain %q", tc.name, event.Message, want)
+			}
+		}
+		if event.Type != v1.EventTypeWarning {
+			t.Errorf("%s: event type %q, want Warning", tc.name, event.Type)
 		}
 	}
-	if failures[0].Type != v1.EventTypeWarning || delegate.calls != 0 {
-		t.Errorf("event type %q, delegate called %d times; want Warning and never", failures[0].Type, delegate.calls)
+	if delegate.calls != 0 {
+		t.Errorf("delegate called %d times, want never", delegate.calls)
 	}
 }
 
-// waitForFailures returns the claim's ProvisioningFailed events once at
+// waitForFailures returns claim's ProvisioningFailed events once at
 // least n attempts failed (the fake recorder aggregates nothing, so each
 // retry is one more event).
-func waitForFailures(t *testing.T, ctx context.Context, kube *fake.Clientset, n int) []v1.Event {
+func waitForFailures(t *testing.T, ctx context.Context, kube *fake.Clientset, claim string, n int) []v1.Event {
 	t.Helper()
 	var failures []v1.Event
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -70,7 +101,7 @@ func waitForFailures(t *testing.T, ctx context.Context, kube *fake.Clientset, n 
 		failures = failures[:0]
 		count := 0
 		for _, e := range events.Items {
-			if e.Reason == "ProvisioningFailed" && e.InvolvedObject.Name == "restore" {
+			if e.Reason == "ProvisioningFailed" && e.InvolvedObject.Name == claim {
 				failures = append(failures, e)
 				count += max(int(e.Count), 1)
 			}
@@ -78,7 +109,7 @@ func waitForFailures(t *testing.T, ctx context.Context, kube *fake.Clientset, n 
 		return count >= n, nil
 	})
 	if err != nil {
-		t.Fatalf("waiting for %d ProvisioningFailed events: %v (got %d)", n, err, len(failures))
+		t.Fatalf("waiting for %d ProvisioningFailed events of claim %s: %v (got %d)", n, claim, err, len(failures))
 	}
 	return failures
 }

@@ -1,13 +1,14 @@
 package provisioner
 
 import (
-	"fmt"
+	"context"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	snaplisters "github.com/kubernetes-csi/external-snapshotter/client/v8/listers/volumesnapshot/v1"
+	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
 )
@@ -16,36 +17,36 @@ import (
 // the typed client/v8 structs do not know spec.nodeAffinity and would drop
 // it (see package snapshotapi).
 type Lookup interface {
-	VolumeSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error)
-	VolumeSnapshotContent(name string) (*unstructured.Unstructured, error)
+	VolumeSnapshot(ctx context.Context, namespace, name string) (*snapv1.VolumeSnapshot, error)
+	VolumeSnapshotContent(ctx context.Context, name string) (*unstructured.Unstructured, error)
 }
 
-// Listers is a Lookup over informer caches: a typed VolumeSnapshot lister
-// and a dynamic (unstructured) VolumeSnapshotContent lister. Reading from
-// caches keeps a busy provisioner off the API server; a cache that lags
-// only delays a claim to its next retry, because narrow fails rather than
-// guesses when an object is missing.
-type Listers struct {
-	Snapshots snaplisters.VolumeSnapshotLister
-	Contents  cache.GenericLister
+// APILookup is a Lookup that reads from the API server on every call, a
+// quorum read (no resourceVersion), never from an informer cache.
+//
+// Narrowing decides where a volume is created, for good. A cached content
+// can be older than what the snapshotter has just written: without the
+// nodeAffinity it recorded when it cut the snapshot, narrowing would pass
+// the class through, and upstream, which reads the VolumeSnapshot live a
+// moment later and finds it ready, would create the volume anywhere the
+// class allows. Confirming a cached copy is current would cost the same
+// GET, so there is no cache. The price is two GETs per attempt of an
+// Immediate-binding restore, which upstream's provisioner makes live for
+// every restore anyway (getSnapshotSource); in exchange the process no
+// longer watches every snapshot and content in the cluster.
+type APILookup struct {
+	Snapshots snapclientset.Interface
+	Contents  dynamic.Interface
 }
 
 // VolumeSnapshot implements Lookup.
-func (l Listers) VolumeSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error) {
-	return l.Snapshots.VolumeSnapshots(namespace).Get(name)
+func (l APILookup) VolumeSnapshot(ctx context.Context, namespace, name string) (*snapv1.VolumeSnapshot, error) {
+	return l.Snapshots.SnapshotV1().VolumeSnapshots(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 // VolumeSnapshotContent implements Lookup.
-func (l Listers) VolumeSnapshotContent(name string) (*unstructured.Unstructured, error) {
-	obj, err := l.Contents.Get(name)
-	if err != nil {
-		return nil, err
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("VolumeSnapshotContent %q: cache holds %T, want *unstructured.Unstructured", name, obj)
-	}
-	return u, nil
+func (l APILookup) VolumeSnapshotContent(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+	return l.Contents.Resource(snapshotapi.VolumeSnapshotContents).Get(ctx, name, metav1.GetOptions{})
 }
 
 // snapshotRef names the VolumeSnapshot a claim is restored from.

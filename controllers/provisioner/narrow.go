@@ -1,6 +1,7 @@
 package provisioner
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -24,11 +25,12 @@ import (
 //     is left alone;
 //   - the claim restores a VolumeSnapshot (dataSource or dataSourceRef);
 //   - its bound content has a non-empty nodeAffinity (empty: no constraint,
-//     the behaviour before KEP-5943).
+//     the behaviour before KEP-5943) and a snapshot handle (see
+//     snapshotTopology).
 //
 // Otherwise options come back unchanged and nothing is read. The caller's
 // StorageClass is the lib's informer cache object and is never modified.
-func (p *Provisioner) narrow(options controller.ProvisionOptions) (controller.ProvisionOptions, error) {
+func (p *Provisioner) narrow(ctx context.Context, options controller.ProvisionOptions) (controller.ProvisionOptions, error) {
 	if !features.Enabled() || options.SelectedNodeName != "" || options.StorageClass == nil || options.PVC == nil {
 		return options, nil
 	}
@@ -36,7 +38,7 @@ func (p *Provisioner) narrow(options controller.ProvisionOptions) (controller.Pr
 	if !ok {
 		return options, nil
 	}
-	content, affinity, err := p.snapshotTopology(ref)
+	content, affinity, err := p.snapshotTopology(ctx, ref)
 	if err != nil || len(affinity) == 0 {
 		return options, err
 	}
@@ -57,17 +59,17 @@ func (p *Provisioner) narrow(options controller.ProvisionOptions) (controller.Pr
 }
 
 // snapshotTopology returns the name and nodeAffinity of the content bound
-// to ref. A snapshot that is not bound yet, or whose content is missing or
-// bound elsewhere, is an error rather than "no constraint": upstream reads
-// the same objects from the API server a moment later, and if they became
-// ready in between it would provision without the snapshot's topology.
-// Failing here costs one retry; guessing could put the volume where the
-// snapshot cannot be restored.
-func (p *Provisioner) snapshotTopology(ref snapshotRef) (string, []v1.TopologySelectorTerm, error) {
+// to ref. A snapshot that is not bound yet, or whose content is missing,
+// bound elsewhere or not cut yet, is an error rather than "no constraint":
+// upstream reads the same objects from the API server a moment later, and
+// if they became ready in between it would provision without the
+// snapshot's topology. Failing here costs one retry; guessing could put
+// the volume where the snapshot cannot be restored.
+func (p *Provisioner) snapshotTopology(ctx context.Context, ref snapshotRef) (string, []v1.TopologySelectorTerm, error) {
 	if p.lookup == nil {
 		return "", nil, fmt.Errorf("VolumeSnapshot %q: no snapshot lookup configured to read its topology", ref)
 	}
-	snap, err := p.lookup.VolumeSnapshot(ref.namespace, ref.name)
+	snap, err := p.lookup.VolumeSnapshot(ctx, ref.namespace, ref.name)
 	if err != nil {
 		return "", nil, fmt.Errorf("reading VolumeSnapshot %q for its topology: %w", ref, err)
 	}
@@ -75,12 +77,16 @@ func (p *Provisioner) snapshotTopology(ref snapshotRef) (string, []v1.TopologySe
 		return "", nil, fmt.Errorf("VolumeSnapshot %q is not bound to a VolumeSnapshotContent yet", ref)
 	}
 	name := *snap.Status.BoundVolumeSnapshotContentName
-	content, err := p.lookup.VolumeSnapshotContent(name)
+	content, err := p.lookup.VolumeSnapshotContent(ctx, name)
 	if err != nil {
 		return "", nil, fmt.Errorf("reading VolumeSnapshotContent %q of VolumeSnapshot %q for its topology: %w", name, ref, err)
 	}
 	if err := checkBinding(content, ref, string(snap.UID)); err != nil {
 		return "", nil, err
+	}
+	if !isCut(content) {
+		return "", nil, fmt.Errorf("VolumeSnapshotContent %q of VolumeSnapshot %q has no snapshot handle yet, so the snapshot's topology is not known; the claim is retried",
+			name, ref)
 	}
 	affinity, err := snapshotapi.NodeAffinity(content)
 	if err != nil {
@@ -101,6 +107,20 @@ func checkBinding(content *unstructured.Unstructured, ref snapshotRef, uid strin
 			content.GetName(), ns+"/"+name, refUID, ref, uid)
 	}
 	return nil
+}
+
+// isCut says whether the content's snapshot exists: a handle in its status
+// (cut by the snapshotter) or in spec.source (pre-provisioned). The
+// snapshotter writes nodeAffinity before the handle, so until then an
+// absent nodeAffinity means "not known yet", not "everywhere"; the
+// SnapshotTopology scheduler plugin reads it the same way.
+func isCut(content *unstructured.Unstructured) bool {
+	for _, path := range [][]string{{"status", "snapshotHandle"}, {"spec", "source", "snapshotHandle"}} {
+		if handle, _, _ := unstructured.NestedString(content.Object, path...); handle != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // DisjointError reports a snapshot that cannot be restored anywhere its

@@ -29,8 +29,8 @@ var (
 
 // New wraps delegate, normally what external-provisioner's
 // controller.NewCSIProvisioner returns. lookup reads VolumeSnapshots and
-// their contents; it is only used while the VolumeSnapshotTopology gate is
-// on, so it may be nil when the gate is off.
+// their contents (APILookup in production); it is only used while the
+// VolumeSnapshotTopology gate is on, so it may be nil when the gate is off.
 func New(delegate controller.Provisioner, lookup Lookup) *Provisioner {
 	return &Provisioner{delegate: delegate, lookup: lookup}
 }
@@ -38,19 +38,19 @@ func New(delegate controller.Provisioner, lookup Lookup) *Provisioner {
 // Provision narrows the StorageClass where KEP-5943 asks for it and hands
 // the claim to the delegate; see narrow for when that happens.
 //
-// When narrowing fails (an empty intersection, an unbound snapshot, an
-// unreadable content) no CSI call has been made, so the state is
-// ProvisioningNoChange: the lib keeps whatever it knew from an earlier
-// attempt (a CreateVolume that timed out may still run in the driver and
-// must stay tracked), and on a first attempt that means "finished". That is
-// how upstream reports its own failures before CreateVolume. The lib
-// requeues every such error with exponential backoff
+// When narrowing fails (an empty intersection, an unbound snapshot, a
+// content not cut yet or unreadable) no CSI call has been made, so the
+// state is ProvisioningNoChange: the lib keeps whatever it knew from an
+// earlier attempt (a CreateVolume that timed out may still run in the
+// driver and must stay tracked), and on a first attempt that means
+// "finished". That is how upstream reports its own failures before
+// CreateVolume. The lib requeues every such error with exponential backoff
 // (--retry-interval-start .. --retry-interval-max) and emits a
 // ProvisioningFailed event each time, so a content whose nodeAffinity is
-// later corrected, or a snapshot bound later, is picked up without a user
-// touching the claim.
+// later corrected, or a snapshot bound or cut later, is picked up without
+// a user touching the claim.
 func (p *Provisioner) Provision(ctx context.Context, options controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
-	narrowed, err := p.narrow(options)
+	narrowed, err := p.narrow(ctx, options)
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}

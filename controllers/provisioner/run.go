@@ -70,13 +70,13 @@ func Run(ctx context.Context, cfg Config, restConfig *rest.Config) error {
 	defer d.conn.Close()
 	klog.FromContext(ctx).Info("Detected CSI driver", "driver", d.name, "snapshotTopology", zpfeatures.Enabled())
 
-	k := newCaches(c.kube, d, zpfeatures.Enabled(), c.snaps, c.dyn)
+	k := newCaches(c.kube, d)
 	options := libOptions(cfg, k)
 	mux := http.NewServeMux()
 	if addr := metricsAddress(cfg.Sidecar); addr != "" {
 		options = append(options, serveMetrics(ctx, mux, addr, cfg.Sidecar.MetricsPath, d))
 	}
-	pc := controller.NewProvisionController(ctx, c.kube, d.name, New(newUpstream(cfg, c, d, k), k.lookup), options...)
+	pc := controller.NewProvisionController(ctx, c.kube, d.name, New(newUpstream(cfg, c, d, k), APILookup{Snapshots: c.snaps, Contents: c.dyn}), options...)
 	helpers := newHelpers(ctx, cfg, c, d, k)
 	run := func(ctx context.Context) {
 		if err := k.start(ctx); err != nil {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -21,24 +19,35 @@ type createTarget struct {
 }
 
 // prepare reads the content being created and its class and builds the
-// requirement. Its errors are FAILED_PRECONDITION: no CreateSnapshot is in
-// flight yet, so upstream may treat them as final (package doc).
+// requirement. Its errors are never final: this call makes no CSI request,
+// but an earlier attempt's may still run in the driver or may have cut the
+// snapshot with its reply lost (DEADLINE_EXCEEDED), and only a later
+// CreateSnapshot with the same name learns its ID. So they are plain
+// errors, which upstream's isCSIFinalError counts as "not known", keeping
+// the being-created annotation (package doc).
 func (s *Snapshotter) prepare(ctx context.Context, contentName, snapshotName, volumeHandle string) (*createTarget, error) {
 	if contentName == "" {
-		return nil, status.Errorf(codes.FailedPrecondition, "snapshot %s: no VolumeSnapshotContent name in the create parameters; the sidecar controller must run with extra create metadata", snapshotName)
+		return nil, fmt.Errorf("snapshot %s: no VolumeSnapshotContent name in the create parameters; the sidecar controller must run with extra create metadata", snapshotName)
 	}
 	content, err := s.client.Resource(snapshotapi.VolumeSnapshotContents).Get(ctx, contentName, metav1.GetOptions{})
 	if err != nil {
-		return nil, status.Errorf(codes.FailedPrecondition, "reading VolumeSnapshotContent %s: %v", contentName, err)
+		return nil, notFinal(fmt.Sprintf("reading VolumeSnapshotContent %s", contentName), err)
 	}
 	if err := s.checkContent(content, volumeHandle); err != nil {
-		return nil, status.Errorf(codes.FailedPrecondition, "VolumeSnapshotContent %s: %v", contentName, err)
+		return nil, notFinal("VolumeSnapshotContent "+contentName, err)
 	}
 	req, err := s.requirement(ctx, content, snapshotName)
 	if err != nil {
-		return nil, status.Errorf(codes.FailedPrecondition, "VolumeSnapshotContent %s: %v", contentName, err)
+		return nil, notFinal("VolumeSnapshotContent "+contentName, err)
 	}
 	return &createTarget{content: contentName, requirement: req}, nil
+}
+
+// notFinal formats err after what without wrapping it: a gRPC status
+// somewhere in err's chain (a client's context error, say) would reach
+// upstream through status.FromError and could count as final.
+func notFinal(what string, err error) error {
+	return fmt.Errorf("%s: %v", what, err)
 }
 
 // checkContent guards against writing one snapshot's topology to another

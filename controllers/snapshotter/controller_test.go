@@ -15,14 +15,17 @@ import (
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	snapshotscheme "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/scheme"
 	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/utils"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -31,6 +34,7 @@ import (
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
 	"github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/driver/plugin"
 )
 
 const retryStart = 100 * time.Millisecond
@@ -49,7 +53,25 @@ type harness struct {
 	log []string // "nodeAffinity" and "status ready=<bool>" writes, in order
 }
 
+// csiTarget is the CSI plugin a harness's Snapshotter calls and the volume
+// its content snapshots.
+type csiTarget struct {
+	conn          *grpc.ClientConn
+	driver        string
+	volume        string
+	accessibility bool
+}
+
 func startHarness(t *testing.T, fake *fakeCSI) *harness {
+	t.Helper()
+	h := startHarnessOn(t, csiTarget{conn: serveCSI(t, fake, fake), driver: testDriver, volume: "vol-1", accessibility: fake.accessibility}, nil)
+	h.csi = fake
+	return h
+}
+
+// startHarnessOn runs the controller against p; setup, when set, adds
+// reactors to the dynamic client before the controller starts.
+func startHarnessOn(t *testing.T, p csiTarget, setup func(*dynamicfake.FakeDynamicClient)) *harness {
 	t.Helper()
 	// client/v8's generated informers drop the fake clientset's "no
 	// WatchList" marker, so the reflector would wait for a bookmark the
@@ -58,20 +80,23 @@ func startHarness(t *testing.T, fake *fakeCSI) *harness {
 	if err := snapshotscheme.AddToScheme(scheme.Scheme); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{csi: fake, snap: snapfake.NewSimpleClientset(typedContent(), typedClass()), kube: kubefake.NewClientset()}
+	h := &harness{snap: snapfake.NewSimpleClientset(typedContent(p.driver, p.volume), typedClass(p.driver)), kube: kubefake.NewClientset()}
 	h.snap.PrependReactor("*", "*", clienttesting.ObjectReaction(&rvTracker{ObjectTracker: h.snap.Tracker()}))
-	dyn := dynamicClient(contentObj("content", nil), classObj(nil))
+	content := contentObj("content", nil)
+	content.Object["spec"].(map[string]any)["driver"] = p.driver
+	content.Object["spec"].(map[string]any)["source"] = map[string]any{"volumeHandle": p.volume}
+	class := classObj(nil)
+	class.Object["driver"] = p.driver
+	dyn := dynamicClient(content, class)
 	dyn.PrependReactor("patch", "volumesnapshotcontents", h.note("nodeAffinity"))
-	h.snap.PrependReactor("patch", "volumesnapshotcontents", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() == "status" {
-			h.note("status ready=" + boolText(strings.Contains(string(a.(clienttesting.PatchAction).GetPatch()), `"readyToUse":true`)))(a)
-		}
-		return false, nil, nil
-	})
+	h.snap.PrependReactor("patch", "volumesnapshotcontents", h.noteUpstreamPatch)
+	if setup != nil {
+		setup(dyn)
+	}
 	h.dynamic = dyn
-	s := NewSnapshotter(SnapshotterOptions{Conn: serveCSI(t, fake, fake), DriverName: testDriver, Client: dyn, Accessibility: fake.accessibility})
+	s := NewSnapshotter(SnapshotterOptions{Conn: p.conn, DriverName: p.driver, Client: dyn, Accessibility: p.accessibility})
 	ctrl, err := NewController(h.kube, h.snap, s, Options{
-		DriverName: testDriver, Timeout: 5 * time.Second, SnapshotNamePrefix: "snapshot", SnapshotNameUUIDLength: -1,
+		DriverName: p.driver, Timeout: 5 * time.Second, SnapshotNamePrefix: "snapshot", SnapshotNameUUIDLength: -1,
 		Workers: 1, RetryIntervalStart: retryStart, RetryIntervalMax: 10 * retryStart, ResyncPeriod: time.Hour,
 	})
 	if err != nil {
@@ -132,6 +157,23 @@ func (h *harness) note(what string) clienttesting.ReactionFunc {
 	}
 }
 
+// noteUpstreamPatch logs the writes of upstream's controller that the
+// being-created protocol orders: status patches (ready or not, with a
+// snapshot handle or not) and the removal of the annotation.
+func (h *harness) noteUpstreamPatch(a clienttesting.Action) (bool, runtime.Object, error) {
+	patch := string(a.(clienttesting.PatchAction).GetPatch())
+	switch {
+	case a.GetSubresource() == "status":
+		h.note("status ready=" + boolText(strings.Contains(patch, `"readyToUse":true`)))(a)
+		if strings.Contains(patch, `"snapshotHandle"`) {
+			h.note("snapshotHandle")(a)
+		}
+	case strings.Contains(patch, `"remove"`) && strings.Contains(patch, "volumesnapshot-being-created"):
+		h.note("being-created removed")(a)
+	}
+	return false, nil, nil
+}
+
 func (h *harness) writes() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -154,12 +196,12 @@ func boolText(b bool) string {
 	return "false"
 }
 
-func typedContent() *crdv1.VolumeSnapshotContent {
-	handle, class := "vol-1", "class"
+func typedContent(driver, volume string) *crdv1.VolumeSnapshotContent {
+	handle, class := volume, "class"
 	return &crdv1.VolumeSnapshotContent{
 		ObjectMeta: metav1.ObjectMeta{Name: "content", ResourceVersion: "1"},
 		Spec: crdv1.VolumeSnapshotContentSpec{
-			Driver: testDriver, DeletionPolicy: crdv1.VolumeSnapshotContentDelete,
+			Driver: driver, DeletionPolicy: crdv1.VolumeSnapshotContentDelete,
 			Source:                  crdv1.VolumeSnapshotContentSource{VolumeHandle: &handle},
 			VolumeSnapshotClassName: &class,
 			VolumeSnapshotRef:       corev1.ObjectReference{Name: "snap", Namespace: "default", UID: "uid-1"},
@@ -167,8 +209,8 @@ func typedContent() *crdv1.VolumeSnapshotContent {
 	}
 }
 
-func typedClass() *crdv1.VolumeSnapshotClass {
-	return &crdv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "class", ResourceVersion: "1"}, Driver: testDriver, DeletionPolicy: crdv1.VolumeSnapshotContentDelete}
+func typedClass(driver string) *crdv1.VolumeSnapshotClass {
+	return &crdv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "class", ResourceVersion: "1"}, Driver: driver, DeletionPolicy: crdv1.VolumeSnapshotContentDelete}
 }
 
 // waitFor polls cond until it holds or 10 s pass.
@@ -188,10 +230,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestControllerRecordsTopologyBeforeReady(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 	h := startHarness(t, &fakeCSI{accessibility: true, topology: []*csi.Topology{segment(zoneKey, "a")}})
-	waitFor(t, "content ready", func() bool {
-		c := h.content(t)
-		return c.Status != nil && c.Status.ReadyToUse != nil && *c.Status.ReadyToUse
-	})
+	waitFor(t, "content ready", func() bool { return contentIsReady(h.content(t)) })
 	writes := h.writes()
 	ready := slices.Index(writes, "status ready=true")
 	if i := slices.Index(writes, "nodeAffinity"); i < 0 || i > ready {
@@ -249,9 +288,103 @@ func hasWarning(t *testing.T, h *harness, text string) bool {
 		t.Fatal(err)
 	}
 	for _, e := range events.Items {
-		if e.Type == corev1.EventTypeWarning && e.Reason == "SnapshotCreationFailed" && strings.Contains(e.Message, text) {
+		// The first attempt's reason, then that of retries after a status was written.
+		failed := e.Reason == "SnapshotCreationFailed" || e.Reason == "SnapshotContentCheckandUpdateFailed"
+		if e.Type == corev1.EventTypeWarning && failed && strings.Contains(e.Message, text) {
 			return true
 		}
 	}
 	return false
+}
+
+// lostReply makes the driver cut the first snapshot it is asked for and
+// answer DEADLINE_EXCEEDED, as when the sidecar's timeout ends first.
+const lostReply = `
+rules:
+- name: lost-reply
+  match:
+    rpc: CreateSnapshot
+    count: 1
+  action:
+    code: DeadlineExceeded
+    when: after
+`
+
+// failContentGet makes the dynamic client's nth GET of a content fail
+// with an API-server error.
+func failContentGet(nth int32) func(*dynamicfake.FakeDynamicClient) {
+	return func(dyn *dynamicfake.FakeDynamicClient) {
+		var gets atomic.Int32
+		dyn.PrependReactor("get", "volumesnapshotcontents", func(clienttesting.Action) (bool, runtime.Object, error) {
+			if gets.Add(1) == nth {
+				return true, nil, apierrors.NewServiceUnavailable("etcd leader changed")
+			}
+			return false, nil, nil
+		})
+	}
+}
+
+// waitReadyKeepingMarker waits for the content to be ready and checks the
+// being-created protocol: the annotation is removed only after the
+// snapshot handle is on the content. Removed earlier, a VolumeSnapshot
+// deleted in between would let upstream drop the content without a handle
+// while a snapshot may exist on the backend.
+func waitReadyKeepingMarker(t *testing.T, h *harness) string {
+	t.Helper()
+	waitFor(t, "content ready", func() bool { return contentIsReady(h.content(t)) })
+	writes := h.writes()
+	handle := slices.Index(writes, "snapshotHandle")
+	if removed := slices.Index(writes, "being-created removed"); handle < 0 || removed < handle {
+		t.Errorf("writes %v: the being-created annotation was removed before the snapshot handle was recorded", writes)
+	}
+	if c := h.content(t); metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) {
+		t.Error("being-created annotation left on a ready content")
+	}
+	return *h.content(t).Status.SnapshotHandle
+}
+
+func contentIsReady(c *crdv1.VolumeSnapshotContent) bool {
+	return c.Status != nil && c.Status.ReadyToUse != nil && *c.Status.ReadyToUse
+}
+
+// TestControllerRetriesAPIErrorBeforeCSI: reading the content fails once
+// before any CSI call. Nothing says whether an earlier CreateSnapshot is
+// still running, so the error is not final: upstream records it
+// (status.error, Warning event), keeps the being-created annotation and
+// retries, and the retry cuts the snapshot.
+func TestControllerRetriesAPIErrorBeforeCSI(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
+	fake := &fakeCSI{accessibility: true, topology: []*csi.Topology{segment(zoneKey, "a")}}
+	h := startHarnessOn(t, csiTarget{conn: serveCSI(t, fake, fake), driver: testDriver, volume: "vol-1", accessibility: true}, failContentGet(1))
+	if handle := waitReadyKeepingMarker(t, h); handle != "snap-id-"+snapName {
+		t.Errorf("status.snapshotHandle = %q, want snap-id-%s", handle, snapName)
+	}
+	waitFor(t, "a Warning event with the API error", func() bool { return hasWarning(t, h, "etcd leader changed") })
+	if reqs, _ := fake.calls(); len(reqs) != 1 {
+		t.Errorf("driver got %d CreateSnapshot calls, want 1 (none before the API error)", len(reqs))
+	}
+}
+
+// TestControllerLostReplyThenAPIError: the real driver cuts the snapshot
+// but its reply is lost (DEADLINE_EXCEEDED, CSI spec "Timeout errors": the
+// CO retries with the same name), and the retry first meets an API-server
+// error reading the content. The snapshot of the first call exists on the
+// backend the whole time, so the annotation must stay until the retry
+// learns its ID; in the end the backend holds exactly one snapshot and the
+// content's status.snapshotHandle names it.
+func TestControllerLostReplyThenAPIError(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
+	conn, volID := startZonepath(t, zonepathConfig{faults: lostReply})
+	h := startHarnessOn(t, csiTarget{conn: conn, driver: plugin.DefaultName, volume: volID, accessibility: true}, failContentGet(2))
+	handle := waitReadyKeepingMarker(t, h)
+	for _, text := range []string{"lost-reply", "etcd leader changed"} {
+		waitFor(t, "a Warning event with "+text, func() bool { return hasWarning(t, h, text) })
+	}
+	rsp, err := csi.NewControllerClient(conn).ListSnapshots(context.Background(), &csi.ListSnapshotsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rsp.GetEntries()) != 1 || rsp.GetEntries()[0].GetSnapshot().GetSnapshotId() != handle {
+		t.Errorf("backend snapshots %v, want exactly the one the content records, %q", rsp.GetEntries(), handle)
+	}
 }

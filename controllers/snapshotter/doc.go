@@ -55,6 +55,8 @@
 // has no nodeAffinity: the field is mutable for admins (replication,
 // corrections), and whoever set it knows more than a creation-time answer;
 // on a retry after a lost status update the value is already the driver's.
+// An empty list (nodeAffinity: []) counts as none, as it does for the
+// provisioner and the scheduler, so it never hides the driver's answer.
 // A conflict re-reads the content and re-decides. A failed write, or an
 // accessible_topology that is not valid label data, is returned as an
 // error after the snapshot was cut: upstream keeps the being-created
@@ -66,13 +68,19 @@
 // # Errors
 //
 // CSI errors are returned as they are, so upstream sees their gRPC code
-// (RESOURCE_EXHAUSTED, ABORTED, UNAVAILABLE, DEADLINE_EXCEEDED keep the
-// being-created annotation; others remove it) and status.error keeps the
-// driver's message. Errors before the CSI call (content or class not
-// readable, allowedTopologies malformed) are returned as gRPC
-// FAILED_PRECONDITION, a final code, because no CreateSnapshot can be in
-// flight: the annotation is removed and a deleted VolumeSnapshot is not
-// blocked while the sidecar retries.
+// (its isCSIFinalError: CANCELLED, DEADLINE_EXCEEDED, UNAVAILABLE,
+// RESOURCE_EXHAUSTED and ABORTED keep the being-created annotation; other
+// codes remove it) and status.error keeps the driver's message. Every
+// other error, before the CSI call (content or class not readable,
+// allowedTopologies malformed) or after it (see above), is a plain error
+// without a gRPC status, which upstream counts as not final: it keeps the
+// annotation and retries. An error before the call must not be final
+// although it made no CSI request: an earlier attempt may have cut the
+// snapshot and lost the reply (DEADLINE_EXCEEDED); until a CreateSnapshot
+// with the same name returns its ID, the annotation is all that stops a
+// deleted VolumeSnapshot from taking its content along and leaving that
+// snapshot on the backend with no content pointing to it. The cost is that a VolumeSnapshot whose
+// class stays malformed cannot be deleted until the class is fixed.
 //
 // # Gate off
 //

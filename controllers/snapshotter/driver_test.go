@@ -20,6 +20,7 @@ import (
 
 	"github.com/zonepath/zonepath/controllers/features"
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
+	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/plugin"
 	drivertopology "github.com/zonepath/zonepath/driver/topology"
 )
@@ -38,9 +39,15 @@ regions:
   - name: zone-d
 `
 
+// zonepathConfig varies the in-process driver.
+type zonepathConfig struct {
+	noAccessibility bool
+	faults          string // a fault file (driver/faults/README.md); "": none
+}
+
 // startZonepath serves the real zonepath driver in-process and returns a
 // connection and the ID of a volume in zone-a.
-func startZonepath(t *testing.T, disableAccessibility bool) (*grpc.ClientConn, string) {
+func startZonepath(t *testing.T, cfg zonepathConfig) (*grpc.ClientConn, string) {
 	t.Helper()
 	topo, err := drivertopology.Parse([]byte(driverWorld))
 	if err != nil {
@@ -52,8 +59,9 @@ func startZonepath(t *testing.T, disableAccessibility bool) (*grpc.ClientConn, s
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "csi.sock")
+	injector := faultInjector(t, dir, cfg.faults)
 	p, err := plugin.New(plugin.Config{Topology: topo, StateDir: filepath.Join(dir, "state"), Endpoint: "unix://" + sock,
-		ServeController: true, DisableSnapshotAccessibility: disableAccessibility})
+		ServeController: true, DisableSnapshotAccessibility: cfg.noAccessibility, Faults: injector})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +90,23 @@ func startZonepath(t *testing.T, disableAccessibility bool) (*grpc.ClientConn, s
 	return conn, vol.GetVolume().GetVolumeId()
 }
 
+// faultInjector loads rules from a file in dir; no rules, no injector.
+func faultInjector(t *testing.T, dir, rules string) *faults.Injector {
+	t.Helper()
+	if rules == "" {
+		return nil
+	}
+	path := filepath.Join(dir, "faults.yaml")
+	if err := os.WriteFile(path, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	injector, err := faults.New(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return injector
+}
+
 // TestWithZonepathDriver runs CreateSnapshot against the real driver: the
 // probe finds its capability, a class restricted to region-2 puts the
 // snapshot there, and a class restricted to a zone without quota is
@@ -102,7 +127,7 @@ func TestWithZonepathDriver(t *testing.T) {
 		{name: "driver without the capability", noCapability: true, allowed: term(regionKey, "region-2")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			conn, volID := startZonepath(t, tc.noCapability)
+			conn, volID := startZonepath(t, zonepathConfig{noAccessibility: tc.noCapability})
 			caps, err := Probe(context.Background(), conn)
 			if err != nil || !caps.CreateDelete || caps.Accessibility == tc.noCapability {
 				t.Fatalf("Probe = %+v, %v", caps, err)

@@ -45,7 +45,11 @@ func (s *Snapshotter) record(ctx context.Context, target *createTarget, segments
 
 // patchIfAbsent reads the content and, when it has no nodeAffinity, sets
 // it with a merge patch guarded by the resourceVersion just read, so a
-// value written in between is never overwritten.
+// value written in between is never overwritten. An empty list
+// (nodeAffinity: []) counts as absent, as it does for the provisioner and
+// the scheduler ("no constraint"): keeping it as an admin's value would
+// leave the snapshot restorable anywhere instead of where the driver put
+// it.
 func (s *Snapshotter) patchIfAbsent(ctx context.Context, name string, terms []v1.TopologySelectorTerm) error {
 	logger := klog.FromContext(ctx).WithValues("content", name)
 	contents := s.client.Resource(snapshotapi.VolumeSnapshotContents)
@@ -57,7 +61,7 @@ func (s *Snapshotter) patchIfAbsent(ctx context.Context, name string, terms []v1
 	if err != nil {
 		return err
 	}
-	if existing != nil {
+	if len(existing) > 0 {
 		logger.V(2).Info("Keeping the nodeAffinity already set", "nodeAffinity", existing, "driverTopology", terms)
 		return nil
 	}

@@ -36,11 +36,15 @@ type createCase struct {
 	allowed       []v1.TopologySelectorTerm // class allowedTopologies; nil: none
 	existing      []v1.TopologySelectorTerm // content nodeAffinity; nil: none
 	otherVolume   bool                      // the content names another volume
+	failGet       string                    // resource whose GETs fail with an API-server error
 	driverTopo    []*csi.Topology
 	driverErr     error
 
-	wantReq      []v1.TopologySelectorTerm // terms the requirement is built from; nil: none
-	wantCode     codes.Code                // of the returned error; OK: success
+	wantReq []v1.TopologySelectorTerm // terms the requirement is built from; nil: none
+	// wantCode of the returned error; OK: success. Unknown: a plain
+	// error, no gRPC status, which upstream's isCSIFinalError counts as
+	// not final (it keeps the being-created annotation).
+	wantCode     codes.Code
 	wantErrText  string                    // substring of the returned error
 	wantCalls    int                       // CreateSnapshot calls reaching the driver
 	wantAffinity []v1.TopologySelectorTerm // content nodeAffinity afterwards
@@ -80,12 +84,21 @@ func TestCreateSnapshot(t *testing.T) {
 		{name: "extra create metadata passed when asked",
 			gate: true, accessibility: true, extraMetadata: true, driverTopo: []*csi.Topology{r1a},
 			wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a")}, wantPatches: 1},
-		{name: "malformed allowedTopologies: FAILED_PRECONDITION before the driver",
+		{name: "nodeAffinity [] counts as absent: the answer is recorded",
+			gate: true, accessibility: true, existing: []v1.TopologySelectorTerm{}, driverTopo: []*csi.Topology{r1a},
+			wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a")}, wantPatches: 1},
+		{name: "malformed allowedTopologies: not final, before the driver",
 			gate: true, accessibility: true, allowed: []v1.TopologySelectorTerm{term("", "x")},
-			wantCode: codes.FailedPrecondition, wantErrText: "VolumeSnapshotClass class allowedTopologies"},
-		{name: "content of another volume: FAILED_PRECONDITION before the driver",
+			wantCode: codes.Unknown, wantErrText: "VolumeSnapshotClass class allowedTopologies"},
+		{name: "content of another volume: not final, before the driver",
 			gate: true, accessibility: true, otherVolume: true,
-			wantCode: codes.FailedPrecondition, wantErrText: `volume "vol-other"`},
+			wantCode: codes.Unknown, wantErrText: `volume "vol-other"`},
+		{name: "content unreadable: not final, before the driver",
+			gate: true, accessibility: true, failGet: "volumesnapshotcontents",
+			wantCode: codes.Unknown, wantErrText: "reading VolumeSnapshotContent content: etcd leader changed"},
+		{name: "class unreadable: not final, before the driver",
+			gate: true, accessibility: true, failGet: "volumesnapshotclasses",
+			wantCode: codes.Unknown, wantErrText: "reading VolumeSnapshotClass class: etcd leader changed"},
 		{name: "invalid accessible_topology: error after the call, nothing written",
 			gate: true, accessibility: true, driverTopo: []*csi.Topology{segment("not a key!", "a")},
 			wantCode: codes.Unknown, wantErrText: "unusable accessible_topology", wantCalls: 1},
@@ -103,6 +116,16 @@ func runCreateCase(t *testing.T, tc createCase) {
 		content.Object["spec"].(map[string]any)["source"] = map[string]any{"volumeHandle": "vol-other"}
 	}
 	client := dynamicClient(content, classObj(optTerms(t, tc.allowed)))
+	if tc.failGet != "" {
+		failed := false
+		client.PrependReactor("get", tc.failGet, func(clienttesting.Action) (bool, runtime.Object, error) {
+			if failed {
+				return false, nil, nil
+			}
+			failed = true
+			return true, nil, apierrors.NewServiceUnavailable("etcd leader changed")
+		})
+	}
 	s := NewSnapshotter(SnapshotterOptions{Conn: serveCSI(t, fake, fake), DriverName: testDriver, Client: client,
 		Accessibility: tc.accessibility, ExtraCreateMetadata: tc.extraMetadata})
 
@@ -149,6 +172,9 @@ func checkError(t *testing.T, err error, code codes.Code, text string) {
 	}
 	if got := status.Code(err); got != code {
 		t.Errorf("error code %v, want %v: %v", got, code, err)
+	}
+	if _, isStatus := status.FromError(err); code == codes.Unknown && isStatus {
+		t.Errorf("error %v carries a gRPC status; want a plain error, not final for upstream", err)
 	}
 	if !strings.Contains(err.Error(), text) {
 		t.Errorf("error %q does not contain %q", err, text)
