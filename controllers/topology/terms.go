@@ -26,6 +26,10 @@ import (
 // a topology, and failing loudly beats sending a driver a megabyte.
 const MaxSegments = 1024
 
+// MaxKeysPerTerm bounds the expressions of one term, and so the keys of
+// one CSI segment FromCSI accepts.
+const MaxKeysPerTerm = 8
+
 // Errors wrapped by this package, for errors.Is. The messages around them
 // name the offending index so that an event can point at it.
 var (
@@ -80,8 +84,11 @@ func appendUnique(out []v1.TopologySelectorTerm, seen map[string]struct{}, t v1.
 
 // normalizeTerm validates term i and returns a canonical deep copy.
 func normalizeTerm(i int, t v1.TopologySelectorTerm) (v1.TopologySelectorTerm, error) {
-	if len(t.MatchLabelExpressions) == 0 {
+	switch n := len(t.MatchLabelExpressions); {
+	case n == 0:
 		return v1.TopologySelectorTerm{}, fmt.Errorf("%w: terms[%d].matchLabelExpressions: must not be empty (an empty term selects no node)", ErrInvalidTerm, i)
+	case n > MaxKeysPerTerm:
+		return v1.TopologySelectorTerm{}, fmt.Errorf("%w: terms[%d].matchLabelExpressions: %d expressions, limit %d", ErrInvalidTerm, i, n, MaxKeysPerTerm)
 	}
 	exprs := make([]v1.TopologySelectorLabelRequirement, 0, len(t.MatchLabelExpressions))
 	firstUse := make(map[string]int, len(t.MatchLabelExpressions))
