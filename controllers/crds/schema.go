@@ -70,8 +70,8 @@ const (
 const (
 	labelKeyMaxLength   = labelvalidation.DNS1123SubdomainMaxLength + 1 + 63
 	labelValueMaxLength = labelvalidation.LabelValueMaxLength
-	labelValuePattern   = `^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$`
 	labelKeyPattern     = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?` + labelNamePattern + `$`
+	labelValuePattern   = `^` + labelNamePattern + `$` // a non-empty value has a key name's form
 	labelNamePattern    = `([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]`
 )
 
