@@ -12,6 +12,15 @@
 // the API server prunes fields a structural schema does not declare, so
 // without them every write of nodeAffinity would succeed and store nothing.
 //
+// The schema also validates the terms (minItems, maxItems, patterns and
+// CEL rules with messages naming the rule): Kubernetes' StorageClass
+// allowedTopologies rules (values required, a key once per term, keys
+// label keys) plus what controllers/topology refuses (empty terms, values
+// that are not non-empty label values, its bounds). So the API server
+// rejects at write time exactly the shapes the snapshotter, provisioner
+// and scheduler plugin would refuse later, instead of storing terms that
+// match no node; an empty list stays valid and means no constraint.
+//
 // Nothing from upstream is copied into this repository. Extend decodes the
 // two CRDs it changes and writes them back re-encoded (same content, keys
 // in sorted order); the other four are copied byte for byte. The upstream

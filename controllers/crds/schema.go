@@ -1,7 +1,10 @@
 package crds
 
 import (
+	"fmt"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	labelvalidation "k8s.io/apimachinery/pkg/api/validate/content"
 
 	"github.com/zonepath/zonepath/controllers/topology"
 )
@@ -24,7 +27,52 @@ const (
 	termDescription = `A topology selector term: the topologies whose labels match every expression.`
 	exprDescription = `A label expression: the topology label key must have one of the values.`
 	keyDescription  = `The topology label key, for example topology.kubernetes.io/zone.`
-	valDescription  = `The values the key may have; the expression matches when the label has one of them.`
+)
+
+// Descriptions that state the limits, from the constants that set them.
+var (
+	listLimits = fmt.Sprintf(` At most %d terms, which together may admit at most %d topology segments `+
+		`(per term, the product of its expressions' value counts).`, topology.MaxSegments, topology.MaxSegments)
+	exprsDescription = fmt.Sprintf(`The expressions, ANDed: at least one and at most %d, each on a different key.`,
+		topology.MaxKeysPerTerm)
+	valDescription = fmt.Sprintf(`The values the key may have, at least one and at most %d non-empty label `+
+		`values; the expression matches when the label has one of them.`, topology.MaxSegments)
+)
+
+// The validation below mirrors what the API server checks in StorageClass
+// allowedTopologies (k8s.io/kubernetes pkg/apis/storage/validation
+// validateAllowedTopologies, which calls pkg/apis/core/validation
+// ValidateTopologySelectorTerm): every expression has values, a key
+// appears once per term, keys are label keys. It adds what every zonepath
+// component refuses (controllers/topology Validate): a term without
+// expressions (Kubernetes keeps it valid "in case this field becomes
+// optional", then matches no node with it), values that are not non-empty
+// label values (CSI segment values), and controllers/topology's bounds.
+// So a term list the API server admits is one the snapshotter, provisioner
+// and scheduler plugin all read the same way, instead of one they refuse
+// long after the write; TestSchemaAgreesWithTopologyValidate holds the two
+// to that. Duplicate values and duplicate terms, which Kubernetes rejects
+// in StorageClass, stay valid: every consumer reads them as sets. The one
+// bound left to the controllers is the size of a term's cross product
+// (MaxSegments segments), which a schema cannot compute cheaply.
+
+// Rule messages, shown by the API server after the field path.
+const (
+	uniqueKeysMessage = "each key may appear in one expression of a term: " +
+		"two expressions on one key would both have to hold (Kubernetes rejects them in StorageClass allowedTopologies)"
+	labelKeyPrefixMessage = "the prefix of a label key, before the /, must be a DNS subdomain of at most 253 characters"
+)
+
+// Label key and value limits (k8s.io/apimachinery validation): a key is an
+// optional DNS subdomain prefix, "/" and a name of at most 63 characters;
+// a value is at most 63 characters, alphanumeric at both ends. CSI asks
+// the same of topology segment values and forbids empty ones.
+const (
+	labelKeyMaxLength   = labelvalidation.DNS1123SubdomainMaxLength + 1 + 63
+	labelValueMaxLength = labelvalidation.LabelValueMaxLength
+	labelKeyPattern     = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?` + labelNamePattern + `$`
+	labelValuePattern   = `^` + labelNamePattern + `$` // a non-empty value has a key name's form
+	labelNamePattern    = `([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]`
 )
 
 // topologyTermsSchema is the structural schema of a []v1.TopologySelectorTerm
@@ -35,12 +83,12 @@ const (
 // constraint than either wrote. maxItems is topology.MaxSegments, the
 // bound every zonepath component already enforces on term lists, so a
 // misbehaving writer cannot bloat the object beyond what consumers accept.
+// An empty list stays valid: it means no constraint.
 func topologyTermsSchema(description string) apiextensionsv1.JSONSchemaProps {
-	maxItems := int64(topology.MaxSegments)
 	return apiextensionsv1.JSONSchemaProps{
-		Description: description,
+		Description: description + listLimits,
 		Type:        "array",
-		MaxItems:    &maxItems,
+		MaxItems:    ptr(int64(topology.MaxSegments)),
 		XListType:   ptr("atomic"),
 		Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: termSchema()},
 	}
@@ -51,12 +99,19 @@ func termSchema() *apiextensionsv1.JSONSchemaProps {
 		Description: termDescription,
 		Type:        "object",
 		XMapType:    ptr("atomic"),
+		Required:    []string{"matchLabelExpressions"},
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{
 			"matchLabelExpressions": {
-				Description: "The expressions, ANDed.",
+				Description: exprsDescription,
 				Type:        "array",
+				MinItems:    ptr(int64(1)),
+				MaxItems:    ptr(int64(topology.MaxKeysPerTerm)),
 				XListType:   ptr("atomic"),
 				Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: expressionSchema()},
+				XValidations: apiextensionsv1.ValidationRules{{
+					Rule:    "self.all(e, self.exists_one(f, f.key == e.key))",
+					Message: uniqueKeysMessage,
+				}},
 			},
 		},
 	}
@@ -68,12 +123,27 @@ func expressionSchema() *apiextensionsv1.JSONSchemaProps {
 		Type:        "object",
 		Required:    []string{"key", "values"},
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{
-			"key": {Description: keyDescription, Type: "string"},
+			"key": {
+				Description: keyDescription,
+				Type:        "string",
+				MaxLength:   ptr(int64(labelKeyMaxLength)),
+				Pattern:     labelKeyPattern,
+				XValidations: apiextensionsv1.ValidationRules{{
+					Rule:    fmt.Sprintf("self.indexOf('/') <= %d", labelvalidation.DNS1123SubdomainMaxLength),
+					Message: labelKeyPrefixMessage,
+				}},
+			},
 			"values": {
 				Description: valDescription,
 				Type:        "array",
+				MinItems:    ptr(int64(1)),
+				MaxItems:    ptr(int64(topology.MaxSegments)),
 				XListType:   ptr("atomic"),
-				Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}},
+				Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+					Type:      "string",
+					MaxLength: ptr(int64(labelValueMaxLength)),
+					Pattern:   labelValuePattern,
+				}},
 			},
 		},
 	}

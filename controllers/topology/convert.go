@@ -41,8 +41,12 @@ func FromCSI(segments []*csi.Topology) ([]v1.TopologySelectorTerm, error) {
 // segmentTerm validates segment i and turns it into a normalized term.
 func segmentTerm(i int, s *csi.Topology) (v1.TopologySelectorTerm, error) {
 	segs := s.GetSegments()
-	if len(segs) == 0 {
+	switch n := len(segs); {
+	case n == 0:
 		return v1.TopologySelectorTerm{}, fmt.Errorf("%w: segments[%d]: must have at least one key", ErrInvalidSegment, i)
+	case n > MaxKeysPerTerm:
+		// Its term would exceed the CRDs' bound and the write would fail.
+		return v1.TopologySelectorTerm{}, fmt.Errorf("%w: segments[%d]: %d keys, limit %d", ErrInvalidSegment, i, n, MaxKeysPerTerm)
 	}
 	exprs := make([]v1.TopologySelectorLabelRequirement, 0, len(segs))
 	for _, k := range slices.Sorted(maps.Keys(segs)) {

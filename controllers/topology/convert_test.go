@@ -2,7 +2,10 @@ package topology
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +50,8 @@ func TestFromCSI(t *testing.T) {
 		{name: "empty value", in: segs(seg(zk, "a"), seg(zk, "")), wantErr: ErrInvalidSegment, errText: `segments[1] key "topology.kubernetes.io/zone" value "": must not be empty`},
 		{name: "invalid value", in: segs(seg(zk, "-a")), wantErr: ErrInvalidSegment, errText: `value "-a"`},
 		{name: "too many segments", in: manyZoneSegments(MaxSegments + 1), wantErr: ErrTooManySegments, errText: "1025 segments, limit 1024"},
+		{name: "MaxKeysPerTerm keys", in: segs(manyKeySegment(MaxKeysPerTerm)), want: terms(manyKeyTerm(MaxKeysPerTerm))},
+		{name: "too many keys", in: segs(seg(zk, "a"), manyKeySegment(MaxKeysPerTerm+1)), wantErr: ErrInvalidSegment, errText: "segments[1]: 9 keys, limit 8"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,8 +191,8 @@ func TestExpandBound(t *testing.T) {
 		{name: "sum over", in: terms(term(expr(zk, manyValues(512)...)), term(expr(rk, manyValues(513)...))), errText: "limit reached at terms[1], which alone expands to 513"},
 		{name: "product over", in: terms(term(expr(rk, manyValues(33)...), expr(zk, manyValues(32)...))), errText: "more than 1024 segments"},
 		{name: "huge product does not overflow", in: terms(term(expr(rk, manyValues(1000)...), expr(zk, manyValues(1000)...), expr(kk, manyValues(1000)...), expr("k4", manyValues(1000)...))), errText: "more than 1024"},
-		// 2^64 wraps to 0 in an int: without the cap this would expand to nothing.
-		{name: "product beyond int64 is capped, not wrapped", in: terms(binaryKeys(64)), errText: "which alone expands to more than 1024"},
+		// 256^8 = 2^64 wraps to 0 in an int: without the cap this would expand to nothing.
+		{name: "product beyond int64 is capped, not wrapped", in: terms(wideKeys(MaxKeysPerTerm, 256)), errText: "which alone expands to more than 1024"},
 		// Identical terms are merged before counting, overlapping products after.
 		{name: "identical terms counted once", in: repeatTerm(term(expr(zk, manyValues(600)...)), 2), wantLen: 600},
 		{name: "overlapping terms counted twice", in: terms(term(expr(zk, manyValues(600)...)), term(expr(zk, manyValues(601)...))), errText: "limit reached at terms[1]"},
@@ -211,11 +216,11 @@ func TestExpandBound(t *testing.T) {
 	}
 }
 
-// binaryKeys is one term with n keys of two values each: 2^n segments.
-func binaryKeys(n int) v1.TopologySelectorTerm {
+// wideKeys is one term with n keys of v values each: v^n segments.
+func wideKeys(n, v int) v1.TopologySelectorTerm {
 	var t v1.TopologySelectorTerm
 	for i := range n {
-		t.MatchLabelExpressions = append(t.MatchLabelExpressions, expr("k"+strconv.Itoa(i), "a", "b"))
+		t.MatchLabelExpressions = append(t.MatchLabelExpressions, expr("k"+strconv.Itoa(i), manyValues(v)...))
 	}
 	return t
 }
@@ -244,6 +249,25 @@ var malformedCases = []struct {
 	{"invalid value", terms(term(expr(zk, "a", "-b"))), `terms[0].matchLabelExpressions[0].values[1] "-b"`},
 	{"empty value", terms(term(expr(zk, ""))), `terms[0].matchLabelExpressions[0].values[0] "": must not be empty`},
 	{"value too long", terms(term(expr(zk, strings.Repeat("x", 64)))), "values[0]"},
+	{"too many keys", terms(term(expr(zk, "a")), manyKeyTerm(MaxKeysPerTerm+1)), "terms[1].matchLabelExpressions: 9 expressions, limit 8"},
+}
+
+// manyKeySegment is a segment with n keys k0..k(n-1), each of value v.
+func manyKeySegment(n int) *csi.Topology {
+	s := &csi.Topology{Segments: map[string]string{}}
+	for i := range n {
+		s.Segments[fmt.Sprint("example.com/k", i)] = "v"
+	}
+	return s
+}
+
+// manyKeyTerm is the term of manyKeySegment(n), keys sorted.
+func manyKeyTerm(n int) v1.TopologySelectorTerm {
+	var t v1.TopologySelectorTerm
+	for _, k := range slices.Sorted(maps.Keys(manyKeySegment(n).Segments)) {
+		t.MatchLabelExpressions = append(t.MatchLabelExpressions, expr(k, "v"))
+	}
+	return t
 }
 
 func TestMalformed(t *testing.T) {

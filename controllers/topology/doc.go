@@ -35,7 +35,37 @@
 // by Matches); the converting functions reject such terms as malformed
 // rather than guess.
 //
+// # Malformed terms
+//
+// Validate, Normalize, Expand, Requirement and Intersect reject, with an
+// error wrapping ErrInvalidTerm that names the index: an expression
+// without values, a key in two expressions of one term, a term without
+// expressions, a key that is not a label key, a value that is not a
+// non-empty label value, more than MaxKeysPerTerm expressions. These are
+// Kubernetes' rules for StorageClass allowedTopologies (core validation
+// ValidateTopologySelectorTerm: values required, keys unique in a term,
+// keys label names) plus what a CSI segment needs. The CRDs of
+// controllers/crds reject the same shapes at admission; this package
+// still checks them because objects written before the schema did, or
+// through a CRD installed by hand, reach the controllers too, and a
+// malformed term read literally would silently match no node. Duplicate
+// values and duplicate terms are not errors: they are read as sets.
+//
 // # Bounds
+//
+// Every limit on topology terms in zonepath, and who enforces it:
+//
+//   - MaxSegments (1024) segments one term list expands to, so terms per
+//     list and values per expression too: this package (Expand,
+//     Requirement, Intersect, FromCSI) and the CRDs' maxItems on the term
+//     list and on values; the product of a term's value counts only here,
+//     as a schema cannot compute it cheaply.
+//   - MaxKeysPerTerm (8) expressions per term, keys per segment: this
+//     package and the CRDs' maxItems, which also keeps the CRDs' CEL rule
+//     for unique keys within the API server's cost budget.
+//   - The driver's requisite and preferred lists: driver/topology
+//     MaxSegmentsPerRequirement, at least MaxSegments (a test here holds
+//     the two together), so everything the controllers send is accepted.
 //
 // Expansion multiplies value counts, so a few short terms can describe
 // millions of segments. Every function that expands or multiplies terms

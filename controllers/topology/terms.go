@@ -23,8 +23,20 @@ import (
 // 200 KB, far under gRPC's default 4 MiB message limit, and a nodeAffinity
 // of 1024 terms stays well under etcd's 1.5 MiB object limit. Beyond it the
 // input is far more likely a mistake (values multiplied across keys) than
-// a topology, and failing loudly beats sending a driver a megabyte.
+// a topology, and failing loudly beats sending a driver a megabyte. The
+// zonepath driver accepts requirements of this size
+// (driver/topology.MaxSegmentsPerRequirement; see the package doc).
 const MaxSegments = 1024
+
+// MaxKeysPerTerm bounds the expressions of one term, and so the keys of
+// one CSI segment FromCSI accepts.
+//
+// Why 8: a driver's topology keys are a handful (region, zone, rack, maybe
+// host; zonepath has three), so 8 leaves room. The bound exists for the
+// CRDs: their rule that keys are unique within a term costs the square of
+// this number for every term, and at 16 the API server would refuse the
+// CRD for exceeding its CEL cost budget.
+const MaxKeysPerTerm = 8
 
 // Errors wrapped by this package, for errors.Is. The messages around them
 // name the offending index so that an event can point at it.
@@ -37,10 +49,10 @@ var (
 	ErrTooManySegments = errors.New("too many topology segments")
 )
 
-// Validate reports the first malformed term: a term without expressions,
-// an expression without values, a key used twice in one term, or a key or
-// value that is not a valid label key or non-empty label value. It does
-// not check MaxSegments; Expand does.
+// Validate reports the first malformed term: a term without expressions
+// or with more than MaxKeysPerTerm, an expression without values, a key
+// used twice in one term, or a key or value that is not a valid label key
+// or non-empty label value. It does not check MaxSegments; Expand does.
 func Validate(terms []v1.TopologySelectorTerm) error {
 	for i := range terms {
 		if _, err := normalizeTerm(i, terms[i]); err != nil {
@@ -80,8 +92,11 @@ func appendUnique(out []v1.TopologySelectorTerm, seen map[string]struct{}, t v1.
 
 // normalizeTerm validates term i and returns a canonical deep copy.
 func normalizeTerm(i int, t v1.TopologySelectorTerm) (v1.TopologySelectorTerm, error) {
-	if len(t.MatchLabelExpressions) == 0 {
+	switch n := len(t.MatchLabelExpressions); {
+	case n == 0:
 		return v1.TopologySelectorTerm{}, fmt.Errorf("%w: terms[%d].matchLabelExpressions: must not be empty (an empty term selects no node)", ErrInvalidTerm, i)
+	case n > MaxKeysPerTerm:
+		return v1.TopologySelectorTerm{}, fmt.Errorf("%w: terms[%d].matchLabelExpressions: %d expressions, limit %d", ErrInvalidTerm, i, n, MaxKeysPerTerm)
 	}
 	exprs := make([]v1.TopologySelectorLabelRequirement, 0, len(t.MatchLabelExpressions))
 	firstUse := make(map[string]int, len(t.MatchLabelExpressions))

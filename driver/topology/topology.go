@@ -32,8 +32,18 @@ const (
 
 // Limits on what the driver accepts, so that a request cannot make it do
 // unbounded work.
+//
+// MaxSegmentsPerRequirement bounds requisite and preferred, each. It must
+// be at least what callers send for valid requests: the zonepath
+// controllers send up to controllers/topology.MaxSegments segments (a
+// VolumeSnapshotClass's allowedTopologies, a StorageClass narrowed to a
+// snapshot's topology), and external-provisioner sends the cross product
+// of a StorageClass's allowedTopologies values, so regions times zones.
+// Hence the same 1024, which a test in controllers/topology holds the two
+// to; at that size a request still costs the driver one pass over its
+// zones per segment and stays far under gRPC's 4 MiB message limit.
 const (
-	MaxSegmentsPerRequirement = 64
+	MaxSegmentsPerRequirement = 1024
 	maxNameLength             = 63
 )
 

@@ -174,6 +174,21 @@ func TestPreFilter(t *testing.T) {
 		wantCode:   fwk.UnschedulableAndUnresolvable,
 		wantReason: `VolumeSnapshotContent "content" of VolumeSnapshot "default/snap" has a malformed spec.nodeAffinity: invalid topology term: terms[0].matchLabelExpressions[0].values: must not be empty (key "topology.kubernetes.io/zone")`,
 	}, {
+		// The CRD schema rejects these shapes; a content written before the
+		// schema did is refused the same way the snapshotter and the
+		// provisioner refuse it, not read as "no node".
+		name:       "malformed nodeAffinity: a key twice in a term",
+		pod:        podWith("p", claimVol("c")),
+		objs:       []runtime.Object{pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap", term(zoneKey, []string{"a"}, zoneKey, []string{"b"}))},
+		wantCode:   fwk.UnschedulableAndUnresolvable,
+		wantReason: `VolumeSnapshotContent "content" of VolumeSnapshot "default/snap" has a malformed spec.nodeAffinity: invalid topology term: terms[0].matchLabelExpressions[1].key "topology.kubernetes.io/zone": duplicate of matchLabelExpressions[0]`,
+	}, {
+		name:       "malformed nodeAffinity: an empty term",
+		pod:        podWith("p", claimVol("c")),
+		objs:       []runtime.Object{pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap", zones("a"), term())},
+		wantCode:   fwk.UnschedulableAndUnresolvable,
+		wantReason: `VolumeSnapshotContent "content" of VolumeSnapshot "default/snap" has a malformed spec.nodeAffinity: invalid topology term: terms[1].matchLabelExpressions: must not be empty (an empty term selects no node)`,
+	}, {
 		name: "malformed nodeAffinity: not a list",
 		pod:  podWith("p", claimVol("c")),
 		objs: []runtime.Object{pvc("c", "snap"), vs("snap", "content"), func() runtime.Object {
