@@ -59,7 +59,9 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 			extErr = fmt.Errorf("driver %s: %w", driver.GetDriverInfo().Name, err)
 		}
 	}
-	f := framework.NewDefaultFramework("zonepath")
+	// The driver file's Timeouts (ClaimProvision, PodStart, ...) bound
+	// every wait.
+	f := framework.NewFrameworkWithCustomTimeouts("zonepath", storageframework.GetDriverTimeouts(driver))
 	// kwok and real nodes alike; the pods only hold volumes.
 	f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
 
