@@ -83,6 +83,7 @@ func defineSnapshotTopology(e *env) {
 		gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod landed on node %s (%v), which the snapshot's nodeAffinity %v allows", node.Name, node.Labels, affinity))
 		pv := e.waitBound(ctx, "restore")
 		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
+		e.expectFirstTry(ctx, "restore", "consumer")
 	})
 
 	ginkgo.It("scenario 3: keeps a pod Pending with a FailedScheduling event naming the snapshot when no node is in its topology", label, func(ctx context.Context) {
@@ -132,6 +133,8 @@ func defineSnapshotTopology(e *env) {
 			e.pod(ctx, pod, nil, claim)
 			node := e.waitScheduled(ctx, pod, e.timeout())
 			gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("repetition %d: pod on node %s (%v) is inside the snapshot's nodeAffinity %v", i, node.Name, node.Labels, affinity))
+			e.waitBound(ctx, claim)
+			e.expectFirstTry(ctx, claim, pod)
 		}
 	})
 

@@ -70,5 +70,6 @@ func defineTopology(e *env) {
 		gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod on node %s (%v) is inside the snapshot's nodeAffinity %v", node.Name, node.Labels, affinity))
 		pv := e.waitBound(ctx, "restore")
 		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
+		e.expectFirstTry(ctx, "restore", "consumer")
 	})
 }
