@@ -33,7 +33,9 @@ var (
 
 // zonepathSuite is the storageframework.TestSuite that carries zonepath's
 // specs into upstream's external-storage driver loader.
-type zonepathSuite struct{ info storageframework.TestSuiteInfo }
+type zonepathSuite struct {
+	info storageframework.TestSuiteInfo
+}
 
 func initZonepathSuite() storageframework.TestSuite {
 	return &zonepathSuite{info: storageframework.TestSuiteInfo{
