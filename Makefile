@@ -14,7 +14,7 @@ all: build
 
 build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity $(BIN)/zonepath-cluster \
 	$(BIN)/zonepath-provisioner $(BIN)/zonepath-snapshotter \
-	$(BIN)/zonepath-scheduler crds
+	$(BIN)/zonepath-scheduler $(BIN)/zonepath-e2e crds
 
 $(BIN)/zonepath: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./driver/cmd/zonepath
@@ -24,6 +24,11 @@ $(BIN)/zonepath-cluster: FORCE
 
 $(BIN)/zonepath-sanity: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./sanity/cmd/zonepath-sanity
+
+# The e2e suite (e2e/), built as a test binary the way upstream builds
+# e2e.test; run it against a cluster (e2e/README.md).
+$(BIN)/zonepath-e2e: FORCE
+	$(GO) test -c -o $@ ./e2e
 
 # csi-provisioner v6.3.0's library with KEP-5943's snapshot topology for Immediate binding.
 $(BIN)/zonepath-provisioner: FORCE

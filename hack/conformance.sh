@@ -13,25 +13,35 @@
 #   3. a fake-zones cluster from hack/conformance/cluster.yaml, and
 #      zonepath-sanity against the driver as Kubernetes runs it there
 #      (controller socket plus node-a-1's node plugin);
-#   4. down, always, also after a failure or Ctrl-C.
+#   4. a second fake-zones cluster from hack/conformance/e2e-cluster.yaml
+#      (two regions), and the e2e suite bin/zonepath-e2e against it with the
+#      example driver files of e2e/testdata, JUnit in e2e/junit.xml;
+#   5. down, always, for both clusters, also after a failure or Ctrl-C.
 # Exits non-zero when any step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$PWD/_output/conformance"
 cluster="$out/cluster"
+e2ecluster="$out/e2e-cluster"
 rm -rf "$out"
 mkdir -p "$out"
 
-down() { bin/zonepath-cluster down --work-dir "$cluster" >>"$out/down.log" 2>&1 || echo "conformance: down failed, see $out/down.log"; }
+down() {
+  local dir
+  for dir in "$cluster" "$e2ecluster"; do
+    [ -d "$dir" ] || continue
+    bin/zonepath-cluster down --work-dir "$dir" >>"$out/down.log" 2>&1 || echo "conformance: down of $dir failed, see $out/down.log"
+  done
+}
 trap down EXIT
 
-echo "conformance: [1/3] sanity of bin/zonepath on its own"
+echo "conformance: [1/4] sanity of bin/zonepath on its own"
 SANITY_OUT="$out/sanity" hack/sanity.sh
 
-echo "conformance: [2/3] fake-zones cluster tests and the KEP-5943 controllers end to end"
+echo "conformance: [2/4] fake-zones cluster tests and the KEP-5943 controllers end to end"
 ZONEPATH_BIN="$PWD/bin" go test -tags fakezones -count=1 -v ./fakezones/... ./controllers/integration/... 2>&1 | tee "$out/fakezones-test.txt"
 
-echo "conformance: [3/3] zonepath-sanity against the driver in a fake-zones cluster"
+echo "conformance: [3/4] zonepath-sanity against the driver in a fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$cluster" --config hack/conformance/cluster.yaml
 mkdir -p "$cluster/sanity"
 bin/zonepath-sanity \
@@ -40,4 +50,17 @@ bin/zonepath-sanity \
   --csi.mountdir "$cluster/sanity/mnt" --csi.stagingdir "$cluster/sanity/staging" \
   --csi.testnodevolumeattachlimit --zonepath.config hack/conformance/sanity.yaml \
   --ginkgo.junit-report "$out/cluster-sanity.xml" --ginkgo.no-color | tee "$out/cluster-sanity.txt"
+bin/zonepath-cluster down --work-dir "$cluster" >>"$out/down.log" 2>&1
+
+echo "conformance: [4/4] the e2e suite (bin/zonepath-e2e) against a two-region fake-zones cluster"
+bin/zonepath-cluster up --work-dir "$e2ecluster" --config hack/conformance/e2e-cluster.yaml
+mkdir -p "$out/e2e"
+start=$(date +%s)
+bin/zonepath-e2e \
+  --kubeconfig "$e2ecluster/kubeconfig/admin" \
+  --storage.testdriver e2e/testdata/zonepath.yaml \
+  --zonepath.driver-ext e2e/testdata/zonepath-ext.yaml \
+  --ginkgo.junit-report "$out/e2e/junit.xml" --ginkgo.no-color \
+  --e2e-output-dir "$out/e2e" 2>&1 | tee "$out/e2e/e2e.txt"
+echo "conformance: e2e suite took $(( $(date +%s) - start ))s"
 echo "conformance: passed; logs and JUnit under $out"

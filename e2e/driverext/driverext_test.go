@@ -1,0 +1,128 @@
+package driverext
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var keys = []string{"topology.kubernetes.io/region", "topology.kubernetes.io/zone"}
+
+const good = `
+snapshotTopology: true
+featureGates:
+  VolumeSnapshotTopology: true
+regionKey: topology.kubernetes.io/region
+segments:
+- {topology.kubernetes.io/region: region-1, topology.kubernetes.io/zone: zone-a}
+- {topology.kubernetes.io/region: region-1, topology.kubernetes.io/zone: zone-c}
+- {topology.kubernetes.io/region: region-2, topology.kubernetes.io/zone: zone-b}
+regionWideSnapshotClassParameters:
+  zonepath.csi.dev/snapshotScope: region
+`
+
+func TestParseAndValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		// wantErr is a substring of the error; "" means no error.
+		wantErr string
+	}{
+		{name: "complete", file: good},
+		{name: "typo'd top-level key", file: good + "snapshotTopolgy: true\n", wantErr: `unknown field "snapshotTopolgy"`},
+		{name: "typo'd gate", file: strings.Replace(good, "VolumeSnapshotTopology: true", "VolumeSnapshotTopolog: true", 1), wantErr: `unknown field "VolumeSnapshotTopolog"`},
+		{name: "duplicate key", file: good + "snapshotTopology: false\n", wantErr: `"snapshotTopology"`},
+		{name: "wrong type", file: "snapshotTopology: yes please\n", wantErr: "snapshotTopology"},
+		{name: "no segments", file: "snapshotTopology: true\n", wantErr: "segments: 0 given"},
+		{name: "one segment", file: "segments:\n- {topology.kubernetes.io/zone: zone-a}\n", wantErr: "segments: 1 given"},
+		{name: "empty segment", file: "segments:\n- {topology.kubernetes.io/zone: zone-a}\n- {}\n", wantErr: "segments[1]: empty segment"},
+		{name: "unknown topology key", file: "segments:\n- {topology.kubernetes.io/zone: zone-a}\n- {zone: zone-b}\n", wantErr: `segments[1]: key "zone" is not one of DriverInfo.TopologyKeys`},
+		{name: "empty value", file: "segments:\n- {topology.kubernetes.io/zone: zone-a}\n- {topology.kubernetes.io/zone: ''}\n", wantErr: `segments[1]: key "topology.kubernetes.io/zone" has an empty value`},
+		{name: "repeated segment", file: "segments:\n- {topology.kubernetes.io/zone: zone-a}\n- {topology.kubernetes.io/zone: zone-a}\n", wantErr: "segments[1]: {topology.kubernetes.io/zone=zone-a} repeats segments[0]"},
+		{name: "regionKey not a topology key", file: "regionKey: region\nsegments:\n- {topology.kubernetes.io/zone: zone-a}\n- {topology.kubernetes.io/zone: zone-b}\n", wantErr: `regionKey: "region" is not one of`},
+		{name: "segment without region", file: "regionKey: topology.kubernetes.io/region\nsegments:\n- {topology.kubernetes.io/zone: zone-a}\n- {topology.kubernetes.io/zone: zone-b}\n", wantErr: `segments[0]: {topology.kubernetes.io/zone=zone-a} has no value for regionKey`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse([]byte(tc.file))
+			if err == nil {
+				err = f.Validate(keys)
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErr != "" && err == nil:
+				t.Fatalf("no error, want one containing %q", tc.wantErr)
+			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
+				t.Fatalf("error %q does not contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestNoTopologyKeys(t *testing.T) {
+	f, err := Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Validate(nil); err == nil || !strings.Contains(err.Error(), "DriverInfo.TopologyKeys is empty") {
+		t.Fatalf("Validate(nil) = %v, want the empty TopologyKeys error", err)
+	}
+}
+
+func TestLoadNamesFileAndKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ext.yaml")
+	if err := os.WriteFile(path, []byte(good+"segmnets: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `"segmnets"`) {
+		t.Fatalf("Load = %v, want an error naming %s and the key segmnets", err, path)
+	}
+}
+
+func TestReasons(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		f           File
+		topo, wide  string
+		otherRegion string
+	}{
+		{name: "no capability", f: File{FeatureGates: FeatureGates{VolumeSnapshotTopology: true}},
+			topo: "snapshotTopology is false", wide: "regionWideSnapshotClassParameters is not set", otherRegion: "regionKey is not set"},
+		{name: "gate off", f: File{SnapshotTopology: true},
+			topo: "featureGates.VolumeSnapshotTopology is false", wide: "regionWideSnapshotClassParameters is not set", otherRegion: "regionKey is not set"},
+		{name: "one region", f: File{SnapshotTopology: true, FeatureGates: FeatureGates{VolumeSnapshotTopology: true}, RegionKey: "r",
+			Segments: []Segment{{"r": "1", "z": "a"}, {"r": "1", "z": "b"}}, RegionWideSnapshotClassParameters: map[string]string{"scope": "region"}},
+			otherRegion: "every segment has r=1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(what, got, want string) {
+				t.Helper()
+				if (want == "") != (got == "") || !strings.Contains(got, want) {
+					t.Errorf("%s = %q, want %q", what, got, want)
+				}
+			}
+			check("SnapshotTopologyMissing", tc.f.SnapshotTopologyMissing(), tc.topo)
+			check("RegionWideMissing", tc.f.RegionWideMissing(), tc.wide)
+			if len(tc.f.Segments) == 0 {
+				tc.f.Segments = []Segment{{"z": "a"}}
+			}
+			_, why := tc.f.OtherRegion()
+			check("OtherRegion", why, tc.otherRegion)
+		})
+	}
+}
+
+func TestRegions(t *testing.T) {
+	f, err := Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, why := f.OtherRegion()
+	if why != "" || other["topology.kubernetes.io/zone"] != "zone-b" {
+		t.Fatalf("OtherRegion = %v, %q, want zone-b", other, why)
+	}
+	if same := f.SameRegion(); same["topology.kubernetes.io/zone"] != "zone-c" {
+		t.Fatalf("SameRegion = %v, want zone-c", same)
+	}
+}

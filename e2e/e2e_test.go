@@ -1,0 +1,176 @@
+// Package e2e is zonepath's conformance suite for KEP-5943 (snapshot
+// topology) and, later, KEP-5030 (attach limits): a Ginkgo v2 suite on the
+// upstream e2e framework, built as bin/zonepath-e2e with go test -c the
+// way upstream builds e2e.test, and run against any cluster and CSI
+// driver. It tests behaviour only through the Kubernetes API.
+//
+// The driver is described by upstream's external-storage driver file
+// (-storage.testdriver, loaded by k8s.io/kubernetes/test/e2e/storage/external)
+// and by zonepath's strictly parsed extension file (-zonepath.driver-ext,
+// package driverext). See README.md.
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/reporters"
+	"github.com/onsi/ginkgo/v2/types"
+	"github.com/onsi/gomega"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2econfig "k8s.io/kubernetes/test/e2e/framework/config"
+	storageframework "k8s.io/kubernetes/test/e2e/storage/framework"
+	"k8s.io/kubernetes/test/e2e/storage/testsuites"
+
+	// Registers -storage.testdriver in e2econfig.Flags; its Set loads the
+	// driver file and defines testsuites.CSISuites for the driver.
+	_ "k8s.io/kubernetes/test/e2e/storage/external"
+
+	"github.com/zonepath/zonepath/e2e/driverext"
+)
+
+const upstreamSuitesFlag = "zonepath.upstream-suites"
+
+// upstreamCommonSpecs matches the files of the specs that the imported
+// upstream packages register on their own (a Ginkgo file filter).
+const upstreamCommonSpecs = `/test/e2e/common/`
+
+var (
+	extPath        string
+	upstreamSuites bool
+	// testDrivers counts -storage.testdriver flags, so that a run without
+	// one fails instead of passing with no specs.
+	testDrivers int
+)
+
+func TestMain(m *testing.M) {
+	// -storage.testdriver defines the suites for its driver while the
+	// flags are parsed (its flag.Value's Set does it), so the list of
+	// suites must be final before flag.Parse. Whether upstream's own CSI
+	// suites join ours is therefore read from os.Args first, wherever
+	// -zonepath.upstream-suites stands on the command line; flag.Parse
+	// reads it again below only so that it is a known flag.
+	original := testsuites.CSISuites
+	testsuites.CSISuites = []func() storageframework.TestSuite{initZonepathSuite}
+	if preScanBool(os.Args[1:], upstreamSuitesFlag) {
+		testsuites.CSISuites = append(testsuites.CSISuites, original...)
+	}
+
+	framework.RegisterCommonFlags(flag.CommandLine)
+	framework.RegisterClusterFlags(flag.CommandLine)
+	e2econfig.CopyFlags(e2econfig.Flags, flag.CommandLine)
+	flag.StringVar(&extPath, "zonepath.driver-ext", "", "zonepath's driver extension file (YAML, strict): snapshot topology capability, feature gates, segments; see e2e/README.md")
+	flag.BoolVar(&upstreamSuites, upstreamSuitesFlag, false, "also define upstream's CSI test suites (testsuites.CSISuites) for the driver; they need pods whose containers really run, so not on kwok nodes")
+	countDrivers()
+	flag.Parse()
+	if extPath != "" {
+		f, err := driverext.Load(extPath)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "zonepath-e2e:", err)
+			os.Exit(2)
+		}
+		ext = f
+	}
+	os.Exit(m.Run())
+}
+
+// countDrivers wraps -storage.testdriver to count its uses.
+func countDrivers() {
+	f := flag.CommandLine.Lookup("storage.testdriver")
+	if f == nil {
+		panic("k8s.io/kubernetes/test/e2e/storage/external no longer registers -storage.testdriver")
+	}
+	f.Value = countingValue{f.Value}
+}
+
+type countingValue struct{ flag.Value }
+
+func (c countingValue) Set(s string) error {
+	testDrivers++
+	return c.Value.Set(s)
+}
+
+// preScanBool reads a boolean flag from args the way package flag would
+// (-name, --name, -name=value), stopping at "--" or the first non-flag.
+func preScanBool(args []string, name string) bool {
+	value := false
+	for _, a := range args {
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			break
+		}
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		n, v, hasValue := strings.Cut(a, "=")
+		if n != name {
+			continue
+		}
+		value = true
+		if hasValue {
+			b, err := strconv.ParseBool(v)
+			value = err == nil && b
+		}
+	}
+	return value
+}
+
+// withoutUpstreamCommon drops the specs of upstreamCommonSpecs from a
+// report.
+func withoutUpstreamCommon(r ginkgo.Report) ginkgo.Report {
+	filter, err := types.ParseFileFilters([]string{upstreamCommonSpecs})
+	framework.ExpectNoError(err)
+	var kept types.SpecReports
+	for _, s := range r.SpecReports {
+		locations := append([]types.CodeLocation{s.LeafNodeLocation}, s.ContainerHierarchyLocations...)
+		if s.State == types.SpecStateSkipped && filter.Matches(locations) {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	r.SpecReports = kept
+	r.PreRunStats.TotalSpecs = len(kept.WithLeafNodeType(types.NodeTypeIt))
+	return r
+}
+
+// TestE2E runs the Ginkgo suite. Without a cluster (no --kubeconfig, no
+// KUBECONFIG) it skips, so that go test ./... stays a unit-test run: the
+// skip says so and no scenario counts as passed.
+func TestE2E(t *testing.T) {
+	if framework.TestContext.KubeConfig == "" {
+		t.Skip("zonepath e2e suite NOT RUN: no --kubeconfig or KUBECONFIG; build bin/zonepath-e2e and run it against a cluster (e2e/README.md)")
+	}
+	if testDrivers == 0 {
+		t.Fatal("no -storage.testdriver file given: the suite needs the driver's description (e2e/README.md)")
+	}
+	// Expands the spec tree once (ginkgo.PreviewSpecs): our suite's
+	// DefineTests runs and checks the extension file against the driver.
+	framework.AfterReadingAllFlags(&framework.TestContext)
+	if defined == 0 {
+		t.Fatal("the driver file defined no zonepath specs: it needs a StorageClass section (FromName, FromFile or FromExistingClassName) for dynamic provisioning")
+	}
+	if extErr != nil {
+		fmt.Fprintf(os.Stderr, "zonepath-e2e: driver ext %s: %v\n", extPath, extErr)
+		os.Exit(2)
+	}
+	gomega.RegisterFailHandler(framework.Fail)
+	suite, reporter := framework.CreateGinkgoConfig()
+	// The storage test packages link in upstream's common e2e specs
+	// (test/e2e/common/...), which register themselves at init. They are
+	// not ours and mostly need real kubelets; everything this binary means
+	// to run lives under upstream's "External Storage [Driver: ...]"
+	// container. Skipped by where they are defined.
+	suite.SkipFiles = append(suite.SkipFiles, upstreamCommonSpecs)
+	// Ginkgo would list those hundreds of specs in the JUnit file as
+	// skipped; the file lists ours only, so that a skip there means one
+	// of our specs lacked something.
+	if path := reporter.JUnitReport; path != "" {
+		reporter.JUnitReport = ""
+		ginkgo.ReportAfterSuite("zonepath JUnit report", func(r ginkgo.Report) {
+			framework.ExpectNoError(reporters.GenerateJUnitReport(withoutUpstreamCommon(r), path))
+		})
+	}
+	ginkgo.RunSpecs(t, "zonepath e2e", suite, reporter)
+}

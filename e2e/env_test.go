@@ -1,0 +1,428 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/storage/names"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2eskipper "k8s.io/kubernetes/test/e2e/framework/skipper"
+	storageframework "k8s.io/kubernetes/test/e2e/storage/framework"
+	imageutils "k8s.io/kubernetes/test/utils/image"
+	"k8s.io/utils/ptr"
+
+	"github.com/zonepath/zonepath/e2e/driverext"
+)
+
+// The snapshot API's resources, read as unstructured: the KEP-5943 fields
+// (VolumeSnapshotContent spec.nodeAffinity, VolumeSnapshotClass
+// allowedTopologies) are not in the typed clients yet, and decoding into
+// their structs would drop them.
+var (
+	snapshotGroup          = "snapshot.storage.k8s.io"
+	volumeSnapshots        = schema.GroupVersionResource{Group: snapshotGroup, Version: "v1", Resource: "volumesnapshots"}
+	volumeSnapshotContents = schema.GroupVersionResource{Group: snapshotGroup, Version: "v1", Resource: "volumesnapshotcontents"}
+	volumeSnapshotClasses  = schema.GroupVersionResource{Group: snapshotGroup, Version: "v1", Resource: "volumesnapshotclasses"}
+)
+
+// Timeouts of single waits. Fake zones answer in seconds; a real cluster
+// with real attach may need the framework's longer ones.
+const (
+	poll = 200 * time.Millisecond
+	// requeueBound is how soon a pending pod must schedule after the
+	// snapshot's topology widens: far below kube-scheduler's 5-minute
+	// flush of unschedulable pods, so only a requeue on the event passes.
+	requeueBound = 30 * time.Second
+)
+
+// env is what every spec works with: the framework (a namespace per spec),
+// the driver upstream's loader read, and the extension file.
+type env struct {
+	f      *framework.Framework
+	driver storageframework.TestDriver
+	cfg    *storageframework.PerTestConfig
+	ext    *driverext.File
+}
+
+func (e *env) ns() string { return e.f.Namespace.Name }
+
+// timeout bounds a wait for provisioning, snapshotting or scheduling.
+func (e *env) timeout() time.Duration { return e.f.Timeouts.ClaimProvision }
+
+// needSnapshotTopology skips unless the driver and the cluster declare
+// snapshot topology end to end.
+func (e *env) needSnapshotTopology() {
+	if why := e.ext.SnapshotTopologyMissing(); why != "" {
+		e2eskipper.Skipf("%s", why)
+	}
+}
+
+// terms turns segments into topology selector terms, one term per segment
+// and one value per key: the lossless form.
+func terms(segs ...driverext.Segment) []v1.TopologySelectorTerm {
+	out := make([]v1.TopologySelectorTerm, 0, len(segs))
+	for _, s := range segs {
+		var t v1.TopologySelectorTerm
+		for _, k := range sortedKeys(s) {
+			t.MatchLabelExpressions = append(t.MatchLabelExpressions, v1.TopologySelectorLabelRequirement{Key: k, Values: []string{s[k]}})
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// termsMatch says whether labels satisfy at least one term (OR across
+// terms, AND within one). No terms restrict nothing.
+func termsMatch(ts []v1.TopologySelectorTerm, labels map[string]string) bool {
+	if len(ts) == 0 {
+		return true
+	}
+	for _, t := range ts {
+		ok := true
+		for _, r := range t.MatchLabelExpressions {
+			v, has := labels[r.Key]
+			if !has || !slices.Contains(r.Values, v) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// pvMatches says whether a node with labels can use pv.
+func pvMatches(pv *v1.PersistentVolume, labels map[string]string) bool {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return true
+	}
+	ok, err := corev1helpers.MatchNodeSelectorTerms(&v1.Node{ObjectMeta: metav1.ObjectMeta{Labels: labels}}, pv.Spec.NodeAffinity.Required)
+	return err == nil && ok
+}
+
+func pvAffinity(pv *v1.PersistentVolume) string {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return "<none>"
+	}
+	return fmt.Sprint(pv.Spec.NodeAffinity.Required.NodeSelectorTerms)
+}
+
+// nodeAffinity reads a VolumeSnapshotContent's spec.nodeAffinity: nil when
+// absent.
+func nodeAffinity(content *unstructured.Unstructured) []v1.TopologySelectorTerm {
+	raw, found, err := unstructured.NestedSlice(content.Object, "spec", "nodeAffinity")
+	framework.ExpectNoError(err, "VolumeSnapshotContent %s spec.nodeAffinity", content.GetName())
+	if !found {
+		return nil
+	}
+	data, err := json.Marshal(raw)
+	framework.ExpectNoError(err)
+	var out []v1.TopologySelectorTerm
+	framework.ExpectNoError(json.Unmarshal(data, &out), "VolumeSnapshotContent %s spec.nodeAffinity is not a list of topology selector terms", content.GetName())
+	return out
+}
+
+func toUnstructured(ts []v1.TopologySelectorTerm) []any {
+	data, err := json.Marshal(ts)
+	framework.ExpectNoError(err)
+	var out []any
+	framework.ExpectNoError(json.Unmarshal(data, &out))
+	return out
+}
+
+// storageClass creates a StorageClass from the driver's (its provisioner
+// and parameters) with the given binding mode and allowedTopologies,
+// under a unique name, deleted after the spec.
+func (e *env) storageClass(ctx context.Context, mode storagev1.VolumeBindingMode, allowed []v1.TopologySelectorTerm) string {
+	sc := e.driver.(storageframework.DynamicPVTestDriver).GetDynamicProvisionStorageClass(ctx, e.cfg, "")
+	sc.ObjectMeta = metav1.ObjectMeta{Name: names.SimpleNameGenerator.GenerateName(e.ns() + "-")}
+	sc.VolumeBindingMode = ptr.To(mode)
+	sc.AllowedTopologies = allowed
+	sc.ReclaimPolicy = ptr.To(v1.PersistentVolumeReclaimDelete)
+	_, err := e.f.ClientSet.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
+	framework.ExpectNoError(err, "creating StorageClass %s", sc.Name)
+	ginkgo.DeferCleanup(framework.IgnoreNotFound(e.f.ClientSet.StorageV1().StorageClasses().Delete), sc.Name, metav1.DeleteOptions{})
+	return sc.Name
+}
+
+// snapshotClass creates a VolumeSnapshotClass from the driver's with
+// extra parameters and allowedTopologies, under a unique name, deleted
+// after the spec.
+func (e *env) snapshotClass(ctx context.Context, params map[string]string, allowed []v1.TopologySelectorTerm) string {
+	p := map[string]string{}
+	for k, v := range params {
+		p[k] = v
+	}
+	vsc := e.driver.(storageframework.SnapshottableTestDriver).GetSnapshotClass(ctx, e.cfg, p)
+	vsc.SetName(names.SimpleNameGenerator.GenerateName(e.ns() + "-"))
+	if len(allowed) > 0 {
+		vsc.Object["allowedTopologies"] = toUnstructured(allowed)
+	}
+	client := e.f.DynamicClient.Resource(volumeSnapshotClasses)
+	_, err := client.Create(ctx, vsc, metav1.CreateOptions{})
+	framework.ExpectNoError(err, "creating VolumeSnapshotClass %s", vsc.GetName())
+	ginkgo.DeferCleanup(framework.IgnoreNotFound(client.Delete), vsc.GetName(), metav1.DeleteOptions{})
+	if len(allowed) > 0 {
+		// Without the field in the CRD's schema the API server prunes it
+		// silently, and every topology spec would test nothing.
+		got, err := client.Get(ctx, vsc.GetName(), metav1.GetOptions{})
+		framework.ExpectNoError(err)
+		_, found, _ := unstructured.NestedSlice(got.Object, "allowedTopologies")
+		gomega.Expect(found).To(gomega.BeTrueBecause("the VolumeSnapshotClass CRD keeps allowedTopologies (KEP-5943 schema); it was pruned"))
+	}
+	return vsc.GetName()
+}
+
+func snapshotSource(name string) *v1.TypedLocalObjectReference {
+	return &v1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotGroup), Kind: "VolumeSnapshot", Name: name}
+}
+
+// pvc creates a claim of the driver's minimum size.
+func (e *env) pvc(ctx context.Context, name, class string, source *v1.TypedLocalObjectReference) {
+	size := e.driver.GetDriverInfo().SupportedSizeRange.Min
+	if size == "" {
+		size = "1Gi"
+	}
+	claim := &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			StorageClassName: ptr.To(class),
+			DataSource:       source,
+			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}},
+		},
+	}
+	_, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Create(ctx, claim, metav1.CreateOptions{})
+	framework.ExpectNoError(err, "creating PVC %s", name)
+}
+
+// waitBound waits for a claim to be bound and returns its volume.
+func (e *env) waitBound(ctx context.Context, name string) *v1.PersistentVolume {
+	var pv *v1.PersistentVolume
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		claim, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if claim.Status.Phase != v1.ClaimBound {
+			return fmt.Errorf("PVC %s is %s%s", name, claim.Status.Phase, e.lastEvent(ctx, name))
+		}
+		pv, err = e.f.ClientSet.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+		return err
+	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+	return pv
+}
+
+// lastEvent describes the newest event of an object, for failure messages.
+func (e *env) lastEvent(ctx context.Context, object string) string {
+	events, err := e.f.ClientSet.CoreV1().Events(e.ns()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + object})
+	if err != nil || len(events.Items) == 0 {
+		return ""
+	}
+	last := events.Items[0]
+	for _, ev := range events.Items[1:] {
+		if ev.LastTimestamp.After(last.LastTimestamp.Time) {
+			last = ev
+		}
+	}
+	return fmt.Sprintf("; last event %s %s: %s", last.Type, last.Reason, last.Message)
+}
+
+// expectFirstTry checks that the scheduler placed a pod holding a
+// WaitForFirstConsumer restore right the first time: no Warning event on
+// the claim (provisioning for a node the snapshot cannot serve) and no
+// FailedScheduling on the pod (a volume made elsewhere, then a retry). A
+// pod that lands right only by retries passes where it lands but not here.
+func (e *env) expectFirstTry(ctx context.Context, claim, pod string) {
+	for _, object := range []string{claim, pod} {
+		events, err := e.f.ClientSet.CoreV1().Events(e.ns()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + object})
+		framework.ExpectNoError(err)
+		for _, ev := range events.Items {
+			if ev.Type == v1.EventTypeWarning {
+				framework.Failf("%s: %s %s: the scheduler first chose a node outside the snapshot's topology", object, ev.Reason, ev.Message)
+			}
+		}
+	}
+}
+
+// snapshot creates a VolumeSnapshot of a claim and returns its content
+// once the snapshot is ready to use.
+func (e *env) snapshot(ctx context.Context, name, claim, class string) *unstructured.Unstructured {
+	vs := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": snapshotGroup + "/v1", "kind": "VolumeSnapshot",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"volumeSnapshotClassName": class, "source": map[string]any{"persistentVolumeClaimName": claim}},
+	}}
+	snaps := e.f.DynamicClient.Resource(volumeSnapshots).Namespace(e.ns())
+	_, err := snaps.Create(ctx, vs, metav1.CreateOptions{})
+	framework.ExpectNoError(err, "creating VolumeSnapshot %s", name)
+	var content *unstructured.Unstructured
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		got, err := snaps.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		ready, _, _ := unstructured.NestedBool(got.Object, "status", "readyToUse")
+		bound, _, _ := unstructured.NestedString(got.Object, "status", "boundVolumeSnapshotContentName")
+		if !ready || bound == "" {
+			msg, _, _ := unstructured.NestedString(got.Object, "status", "error", "message")
+			return fmt.Errorf("VolumeSnapshot %s not ready (content %q, error %q)%s", name, bound, msg, e.lastEvent(ctx, name))
+		}
+		content, err = e.f.DynamicClient.Resource(volumeSnapshotContents).Get(ctx, bound, metav1.GetOptions{})
+		return err
+	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+	return content
+}
+
+// sourceSnapshot makes a volume in seg (Immediate, allowedTopologies seg)
+// and a snapshot of it through a class with the given parameters and
+// allowedTopologies, and returns the snapshot's content.
+func (e *env) sourceSnapshot(ctx context.Context, name string, seg driverext.Segment, params map[string]string, allowed []v1.TopologySelectorTerm) *unstructured.Unstructured {
+	sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(seg))
+	e.pvc(ctx, name+"-source", sc, nil)
+	pv := e.waitBound(ctx, name+"-source")
+	gomega.Expect(pvMatches(pv, seg)).To(gomega.BeTrueBecause("source volume %s is accessible from %s: %s", pv.Name, seg, pvAffinity(pv)))
+	return e.snapshot(ctx, name, name+"-source", e.snapshotClass(ctx, params, allowed))
+}
+
+// patchAffinity sets a content's nodeAffinity as an admin would: the
+// field is mutable for exactly this.
+func (e *env) patchAffinity(ctx context.Context, content string, ts []v1.TopologySelectorTerm) {
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"nodeAffinity": ts}})
+	framework.ExpectNoError(err)
+	_, err = e.f.DynamicClient.Resource(volumeSnapshotContents).Patch(ctx, content, types.MergePatchType, patch, metav1.PatchOptions{})
+	framework.ExpectNoError(err, "patching VolumeSnapshotContent %s nodeAffinity", content)
+}
+
+// pod creates a pod holding the claims, restricted by selector.
+func (e *env) pod(ctx context.Context, name string, selector map[string]string, claims ...string) {
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.PodSpec{
+			NodeSelector:                  selector,
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers:                    []v1.Container{{Name: "c", Image: imageutils.GetPauseImageName()}},
+		},
+	}
+	for i, c := range claims {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, v1.Volume{Name: fmt.Sprintf("v%d", i), VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: c}}})
+	}
+	_, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Create(ctx, pod, metav1.CreateOptions{})
+	framework.ExpectNoError(err, "creating pod %s", name)
+}
+
+// waitScheduled waits until a pod is bound to a node and returns the node.
+func (e *env) waitScheduled(ctx context.Context, name string, timeout time.Duration) *v1.Node {
+	var node string
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		pod, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if node = pod.Spec.NodeName; node == "" {
+			return fmt.Errorf("pod %s is not scheduled%s", name, e.lastEvent(ctx, name))
+		}
+		return nil
+	}).WithTimeout(timeout).WithPolling(poll).Should(gomega.Succeed())
+	n, err := e.f.ClientSet.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	return n
+}
+
+// waitEvent waits for an event of an object that match accepts.
+func (e *env) waitEvent(ctx context.Context, object, what string, match func(v1.Event) bool) v1.Event {
+	var found v1.Event
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		events, err := e.f.ClientSet.CoreV1().Events(e.ns()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + object})
+		if err != nil {
+			return err
+		}
+		var seen []string
+		for _, ev := range events.Items {
+			if match(ev) {
+				found = ev
+				return nil
+			}
+			seen = append(seen, ev.Reason+": "+ev.Message)
+		}
+		return fmt.Errorf("no event on %s %s; events: %q", object, what, seen)
+	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+	return found
+}
+
+// failedSchedulingNaming matches a FailedScheduling event naming any of
+// the given objects.
+func failedSchedulingNaming(objects ...string) func(v1.Event) bool {
+	return func(ev v1.Event) bool {
+		if ev.Reason != "FailedScheduling" {
+			return false
+		}
+		for _, o := range objects {
+			if strings.Contains(ev.Message, o) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// expectUnscheduled checks a pod has no node.
+func (e *env) expectUnscheduled(ctx context.Context, name string) {
+	pod, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Get(ctx, name, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	gomega.Expect(pod.Spec.NodeName).To(gomega.BeEmpty(), "pod %s was scheduled", name)
+}
+
+// schedulableNodes lists nodes a plain pod can go to.
+func (e *env) schedulableNodes(ctx context.Context) []v1.Node {
+	nodes, err := e.f.ClientSet.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	framework.ExpectNoError(err)
+	var out []v1.Node
+	for _, n := range nodes.Items {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		ready := false
+		for _, c := range n.Status.Conditions {
+			ready = ready || (c.Type == v1.NodeReady && c.Status == v1.ConditionTrue)
+		}
+		if ready {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// needNodesOutside skips when every schedulable node satisfies ts: a spec
+// about where pods land would prove nothing.
+func (e *env) needNodesOutside(ctx context.Context, ts []v1.TopologySelectorTerm) {
+	for _, n := range e.schedulableNodes(ctx) {
+		if !termsMatch(ts, n.Labels) {
+			return
+		}
+	}
+	e2eskipper.Skipf("every schedulable node is inside %v: where a pod lands proves nothing", ts)
+}
+
+// claimName makes the n-th name with a prefix.
+func claimName(prefix string, n int) string { return fmt.Sprintf("%s-%d", prefix, n) }
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"context"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2eskipper "k8s.io/kubernetes/test/e2e/framework/skipper"
+
+	"github.com/zonepath/zonepath/e2e/driverext"
+)
+
+// needGate skips unless the cluster runs the VolumeSnapshotTopology gate:
+// specs that only need Kubernetes' side (an admin-written nodeAffinity
+// enforced by the scheduler) and not the driver's.
+func (e *env) needGate() {
+	if !e.ext.FeatureGates.VolumeSnapshotTopology {
+		e2eskipper.Skipf("driver ext: featureGates.VolumeSnapshotTopology is false in this cluster")
+	}
+}
+
+// needRegionWide skips unless the extension file says how to make a
+// snapshot usable from a second segment of segments[0]'s region, and
+// returns that segment.
+func (e *env) needRegionWide() driverext.Segment {
+	if why := e.ext.RegionWideMissing(); why != "" {
+		e2eskipper.Skipf("%s", why)
+	}
+	same := e.ext.SameRegion()
+	if same == nil {
+		e2eskipper.Skipf("driver ext: no segment after segments[0] is in its region (%s=%s)", e.ext.RegionKey, e.ext.Segments[0][e.ext.RegionKey])
+	}
+	return same
+}
+
+// expectLossless checks terms are the lossless form of CSI segments (one
+// term per segment, one value per key, keys among the driver's topology
+// keys) and that each lies inside seg (agrees with every key of it).
+func (e *env) expectLossless(what string, ts []v1.TopologySelectorTerm, seg driverext.Segment) {
+	keys := e.driver.GetDriverInfo().TopologyKeys
+	for i, t := range ts {
+		got := map[string]string{}
+		for _, r := range t.MatchLabelExpressions {
+			gomega.Expect(keys).To(gomega.ContainElement(r.Key), "%s term %d: key %s is not a topology key of the driver", what, i, r.Key)
+			gomega.Expect(r.Values).To(gomega.HaveLen(1), "%s term %d: key %s has %d values; a CSI segment has one value per key (lossless conversion)", what, i, r.Key, len(r.Values))
+			gomega.Expect(got).NotTo(gomega.HaveKey(r.Key), "%s term %d: key %s repeats", what, i, r.Key)
+			got[r.Key] = r.Values[0]
+		}
+		for k, v := range seg {
+			gomega.Expect(got).To(gomega.HaveKeyWithValue(k, v), "%s term %d %v is not inside the class's allowed segment %s", what, i, got, seg)
+		}
+	}
+}
+
+func defineSnapshotTopology(e *env) {
+	label := ginkgo.Label(labelSnapshotTopology)
+
+	ginkgo.It("scenario 1: gives a VolumeSnapshotContent the driver's accessible topology as nodeAffinity, lossless and inside the class's allowedTopologies", label, func(ctx context.Context) {
+		e.needSnapshotTopology()
+		seg := e.ext.Segments[0]
+		content := e.sourceSnapshot(ctx, "s1-snapshot", seg, nil, terms(seg))
+		affinity := nodeAffinity(content)
+		framework.Logf("VolumeSnapshotContent %s nodeAffinity %v", content.GetName(), affinity)
+		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no spec.nodeAffinity, although the driver declares snapshot topology and the class allows %s", content.GetName(), seg)
+		e.expectLossless("VolumeSnapshotContent "+content.GetName()+" nodeAffinity", affinity, seg)
+		gomega.Expect(termsMatch(affinity, seg)).To(gomega.BeTrueBecause("the snapshot is usable from its class's segment %s", seg))
+	})
+
+	ginkgo.It("scenario 2: places a pod restoring the snapshot (WaitForFirstConsumer) on a node its nodeAffinity allows", label, func(ctx context.Context) {
+		e.needSnapshotTopology()
+		content := e.sourceSnapshot(ctx, "s2-snapshot", e.ext.Segments[0], nil, terms(e.ext.Segments[0]))
+		affinity := nodeAffinity(content)
+		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity", content.GetName())
+		e.needNodesOutside(ctx, affinity)
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		e.pvc(ctx, "restore", sc, snapshotSource("s2-snapshot"))
+		e.pod(ctx, "consumer", nil, "restore")
+		node := e.waitScheduled(ctx, "consumer", e.timeout())
+		gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod landed on node %s (%v), which the snapshot's nodeAffinity %v allows", node.Name, node.Labels, affinity))
+		pv := e.waitBound(ctx, "restore")
+		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
+		e.expectFirstTry(ctx, "restore", "consumer")
+	})
+
+	ginkgo.It("scenario 3: keeps a pod Pending with a FailedScheduling event naming the snapshot when no node is in its topology", label, func(ctx context.Context) {
+		e.needGate()
+		seg, elsewhere := e.ext.Segments[0], e.ext.Segments[1]
+		content := e.sourceSnapshot(ctx, "s3-snapshot", seg, nil, nil)
+		// An admin narrows the snapshot to seg; the pod may only go to
+		// elsewhere. The driver's own answer does not matter here.
+		e.patchAffinity(ctx, content.GetName(), terms(seg))
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		e.pvc(ctx, "restore", sc, snapshotSource("s3-snapshot"))
+		e.pod(ctx, "elsewhere", elsewhere, "restore")
+		ev := e.waitEvent(ctx, "elsewhere", "FailedScheduling naming s3-snapshot", failedSchedulingNaming("s3-snapshot", content.GetName()))
+		framework.Logf("FailedScheduling: %s", ev.Message)
+		e.expectUnscheduled(ctx, "elsewhere")
+	})
+
+	ginkgo.It("scenario 4: restores an Immediate claim inside the snapshot's topology ∩ StorageClass.allowedTopologies", label, func(ctx context.Context) {
+		e.needSnapshotTopology()
+		seg, other := e.ext.Segments[0], e.ext.Segments[1]
+		content := e.sourceSnapshot(ctx, "s4-snapshot", seg, nil, terms(seg))
+		affinity := nodeAffinity(content)
+		allowed := terms(seg, other)
+		sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, allowed)
+		e.pvc(ctx, "restore", sc, snapshotSource("s4-snapshot"))
+		pv := e.waitBound(ctx, "restore")
+		framework.Logf("restored PV %s nodeAffinity %s; snapshot %v; class %v", pv.Name, pvAffinity(pv), affinity, allowed)
+		for _, s := range e.ext.Segments {
+			if pvMatches(pv, s) {
+				gomega.Expect(termsMatch(affinity, s) && termsMatch(allowed, s)).To(gomega.BeTrueBecause(
+					"restored volume %s is accessible from %s, which is outside snapshot %v ∩ class %v", pv.Name, s, affinity, allowed))
+			}
+		}
+		gomega.Expect(pvMatches(pv, seg)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from %s", pv.Name, pvAffinity(pv), seg))
+	})
+
+	ginkgo.It("scenario 5: places the pod in the snapshot's segment on each of 5 repetitions when nodes span several segments", label, func(ctx context.Context) {
+		e.needSnapshotTopology()
+		content := e.sourceSnapshot(ctx, "s5-snapshot", e.ext.Segments[0], nil, terms(e.ext.Segments[0]))
+		affinity := nodeAffinity(content)
+		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity", content.GetName())
+		e.needNodesOutside(ctx, affinity)
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		for i := 1; i <= 5; i++ {
+			claim, pod := claimName("restore", i), claimName("consumer", i)
+			e.pvc(ctx, claim, sc, snapshotSource("s5-snapshot"))
+			e.pod(ctx, pod, nil, claim)
+			node := e.waitScheduled(ctx, pod, e.timeout())
+			gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("repetition %d: pod on node %s (%v) is inside the snapshot's nodeAffinity %v", i, node.Name, node.Labels, affinity))
+			e.waitBound(ctx, claim)
+			e.expectFirstTry(ctx, claim, pod)
+		}
+	})
+
+	ginkgo.It("scenario 6: schedules a pending pod soon after an admin widens the content's nodeAffinity (requeued, not after a timeout)", label, func(ctx context.Context) {
+		e.needSnapshotTopology()
+		other := e.needRegionWide()
+		seg := e.ext.Segments[0]
+		content := e.sourceSnapshot(ctx, "s6-snapshot", seg, e.ext.RegionWideSnapshotClassParameters, nil)
+		e.patchAffinity(ctx, content.GetName(), terms(seg))
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		e.pvc(ctx, "restore", sc, snapshotSource("s6-snapshot"))
+		e.pod(ctx, "waiting", other, "restore")
+		ev := e.waitEvent(ctx, "waiting", "FailedScheduling naming s6-snapshot", failedSchedulingNaming("s6-snapshot", content.GetName()))
+		framework.Logf("while narrowed to %s: %s", seg, ev.Message)
+
+		widened := time.Now()
+		e.patchAffinity(ctx, content.GetName(), terms(seg, other))
+		node := e.waitScheduled(ctx, "waiting", requeueBound)
+		framework.Logf("pod scheduled to %s %.1fs after the content was widened", node.Name, time.Since(widened).Seconds())
+		gomega.Expect(termsMatch(terms(other), node.Labels)).To(gomega.BeTrueBecause("pod on node %s is in %s", node.Name, other))
+	})
+
+	ginkgo.It("scenario 12: refuses an Immediate restore whose StorageClass.allowedTopologies is disjoint from the snapshot: Warning event on the PVC, no volume", label, func(ctx context.Context) {
+		e.needSnapshotTopology()
+		seg, other := e.ext.Segments[0], e.ext.Segments[1]
+		e.sourceSnapshot(ctx, "s12-snapshot", seg, nil, terms(seg))
+		sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(other))
+		e.pvc(ctx, "impossible", sc, snapshotSource("s12-snapshot"))
+		ev := e.waitEvent(ctx, "impossible", "of type Warning", func(ev v1.Event) bool { return ev.Type == v1.EventTypeWarning })
+		framework.Logf("Warning %s: %s", ev.Reason, ev.Message)
+		claim, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, "impossible", metav1GetOptions)
+		framework.ExpectNoError(err)
+		gomega.Expect(claim.Status.Phase).To(gomega.Equal(v1.ClaimPending), "PVC impossible")
+		gomega.Expect(claim.Spec.VolumeName).To(gomega.BeEmpty(), "PVC impossible got a volume in a StorageClass disjoint from its snapshot")
+	})
+
+	ginkgo.It("scenario 13: leaves a pod with two snapshot-sourced claims from different segments unschedulable, with the reason", label, func(ctx context.Context) {
+		e.needSnapshotTopology()
+		a, b := e.ext.Segments[0], e.ext.Segments[1]
+		ca := e.sourceSnapshot(ctx, "s13-a", a, nil, terms(a))
+		cb := e.sourceSnapshot(ctx, "s13-b", b, nil, terms(b))
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		e.pvc(ctx, "restore-a", sc, snapshotSource("s13-a"))
+		e.pvc(ctx, "restore-b", sc, snapshotSource("s13-b"))
+		e.pod(ctx, "both", nil, "restore-a", "restore-b")
+		ev := e.waitEvent(ctx, "both", "FailedScheduling naming s13-a or s13-b", failedSchedulingNaming("s13-a", "s13-b", ca.GetName(), cb.GetName()))
+		framework.Logf("FailedScheduling: %s", ev.Message)
+		e.expectUnscheduled(ctx, "both")
+	})
+}

@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"context"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2eskipper "k8s.io/kubernetes/test/e2e/framework/skipper"
+)
+
+var metav1GetOptions = metav1.GetOptions{}
+
+func defineTopology(e *env) {
+	label := ginkgo.Label(labelTopology)
+
+	ginkgo.It("scenario 16a: provisions a WaitForFirstConsumer claim in the selected node's segment", label, func(ctx context.Context) {
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		e.pvc(ctx, "claim", sc, nil)
+		e.pod(ctx, "consumer", nil, "claim")
+		node := e.waitScheduled(ctx, "consumer", e.timeout())
+		pv := e.waitBound(ctx, "claim")
+		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("volume %s (%s) is accessible from the selected node %s", pv.Name, pvAffinity(pv), node.Name))
+		for _, s := range e.ext.Segments {
+			if !termsMatch(terms(s), node.Labels) && pvMatches(pv, s) {
+				framework.Failf("volume %s (%s) is also accessible from %s, a segment the node %s is not in: not provisioned in the node's segment", pv.Name, pvAffinity(pv), s, node.Name)
+			}
+		}
+	})
+
+	ginkgo.It("scenario 16b: provisions an Immediate claim only in the StorageClass's allowedTopologies", label, func(ctx context.Context) {
+		seg := e.ext.Segments[1]
+		sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(seg))
+		e.pvc(ctx, "claim", sc, nil)
+		pv := e.waitBound(ctx, "claim")
+		gomega.Expect(pvMatches(pv, seg)).To(gomega.BeTrueBecause("volume %s (%s) is accessible from %s", pv.Name, pvAffinity(pv), seg))
+		for _, s := range e.ext.Segments {
+			if s.String() != seg.String() && pvMatches(pv, s) {
+				framework.Failf("volume %s (%s) is accessible from %s, outside the class's allowedTopologies %s", pv.Name, pvAffinity(pv), s, seg)
+			}
+		}
+	})
+
+	ginkgo.It("scenario 16c: restores a region-wide snapshot through a multi-region StorageClass", label, ginkgo.Label(labelSnapshotTopology), func(ctx context.Context) {
+		e.needSnapshotTopology()
+		if why := e.ext.RegionWideMissing(); why != "" {
+			e2eskipper.Skipf("%s", why)
+		}
+		other, why := e.ext.OtherRegion()
+		if why != "" {
+			e2eskipper.Skipf("%s", why)
+		}
+		rk, seg := e.ext.RegionKey, e.ext.Segments[0]
+		content := e.sourceSnapshot(ctx, "s16-snapshot", seg, e.ext.RegionWideSnapshotClassParameters, nil)
+		affinity := nodeAffinity(content)
+		framework.Logf("region-wide VolumeSnapshotContent %s nodeAffinity %v", content.GetName(), affinity)
+		gomega.Expect(termsMatch(affinity, seg)).To(gomega.BeTrueBecause("the snapshot is usable from its source's segment %s", seg))
+		e.needNodesOutside(ctx, affinity)
+		regions := []v1.TopologySelectorTerm{
+			{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{Key: rk, Values: []string{seg[rk]}}}},
+			{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{Key: rk, Values: []string{other[rk]}}}},
+		}
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, regions)
+		e.pvc(ctx, "restore", sc, snapshotSource("s16-snapshot"))
+		e.pod(ctx, "consumer", nil, "restore")
+		node := e.waitScheduled(ctx, "consumer", e.timeout())
+		gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod on node %s (%v) is inside the snapshot's nodeAffinity %v", node.Name, node.Labels, affinity))
+		pv := e.waitBound(ctx, "restore")
+		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
+		e.expectFirstTry(ctx, "restore", "consumer")
+	})
+}
