@@ -8,7 +8,9 @@ import (
 
 func TestUsableFromAndMeets(t *testing.T) {
 	region := func(r string) *csi.Topology { return &csi.Topology{Segments: map[string]string{"region": r}} }
-	zone := func(r, z string) *csi.Topology { return &csi.Topology{Segments: map[string]string{"region": r, "zone": z}} }
+	zone := func(r, z string) *csi.Topology {
+		return &csi.Topology{Segments: map[string]string{"region": r, "zone": z}}
+	}
 	tests := []struct {
 		name         string
 		topo         []*csi.Topology
