@@ -71,6 +71,8 @@ FORCE:
 test: unit fuzz
 
 unit:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+		if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
