@@ -141,7 +141,7 @@ func withoutUpstreamCommon(r ginkgo.Report) ginkgo.Report {
 // create objects there. Otherwise it skips, saying so, and no scenario
 // counts as passed.
 func TestE2E(t *testing.T) {
-	if !askedForSuite() {
+	if !askedForSuite(flag.CommandLine) {
 		t.Skip("zonepath e2e suite NOT RUN: no --kubeconfig or -storage.testdriver on the command line; build bin/zonepath-e2e and run it against a cluster (e2e/README.md)")
 	}
 	if framework.TestContext.KubeConfig == "" {
@@ -182,9 +182,9 @@ func TestE2E(t *testing.T) {
 
 // askedForSuite reports whether the command line set a flag that only a
 // suite run sets; KUBECONFIG from the environment does not count.
-func askedForSuite() bool {
+func askedForSuite(fs *flag.FlagSet) bool {
 	asked := false
-	flag.Visit(func(f *flag.Flag) {
+	fs.Visit(func(f *flag.Flag) {
 		asked = asked || f.Name == "kubeconfig" || f.Name == "storage.testdriver"
 	})
 	return asked
