@@ -40,7 +40,7 @@ func main() {
 	flag.StringVar(&o.endpoint, "endpoint", "unix:///var/lib/kubelet/plugins/zonepath.csi.dev/csi.sock", "CSI endpoint, unix:///path/to/socket")
 	flag.StringVar(&o.nodeID, "nodeid", "", "ID of this node; required with --node")
 	flag.StringVar(&o.stateDir, "state-dir", "/var/lib/zonepath", "directory of the durable state database")
-	flag.StringVar(&o.dataDir, "data-dir", "", "directory of volume and snapshot data, shared by controller and node plugins of one machine (default <state-dir>/data)")
+	flag.StringVar(&o.dataDir, "data-dir", "", "directory of volume and snapshot data, shared by the node plugins of one machine with at most one controller, which locks it and reclaims crash leftovers at start (default <state-dir>/data)")
 	flag.StringVar(&o.topologyFile, "topology-file", "", "YAML file describing regions, zones, capacities, quotas and nodes (default: one region with zones zone-a, zone-b, zone-c)")
 	flag.StringVar(&o.nodeZone, "node-zone", "", "zone of this node, as region/zone or a unique zone name")
 	flag.StringVar(&o.nodeRack, "node-rack", "", "rack of this node, when its zone has racks")
