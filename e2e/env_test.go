@@ -86,6 +86,25 @@ func terms(segs ...driverext.Segment) []v1.TopologySelectorTerm {
 	return out
 }
 
+// crossTerm is one term that lists, for every key of segs, all the
+// values segs give it: the segments and their cross product.
+func crossTerm(segs []driverext.Segment) []v1.TopologySelectorTerm {
+	values := map[string][]string{}
+	for _, s := range segs {
+		for k, v := range s {
+			if !slices.Contains(values[k], v) {
+				values[k] = append(values[k], v)
+			}
+		}
+	}
+	var t v1.TopologySelectorTerm
+	for _, k := range sortedKeys(values) {
+		slices.Sort(values[k])
+		t.MatchLabelExpressions = append(t.MatchLabelExpressions, v1.TopologySelectorLabelRequirement{Key: k, Values: values[k]})
+	}
+	return []v1.TopologySelectorTerm{t}
+}
+
 // termsMatch says whether labels satisfy at least one term (OR across
 // terms, AND within one). No terms restrict nothing.
 func termsMatch(ts []v1.TopologySelectorTerm, labels map[string]string) bool {
@@ -425,4 +444,4 @@ func (e *env) needNodesOutside(ctx context.Context, ts []v1.TopologySelectorTerm
 // claimName makes the n-th name with a prefix.
 func claimName(prefix string, n int) string { return fmt.Sprintf("%s-%d", prefix, n) }
 
-func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

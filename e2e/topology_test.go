@@ -5,7 +5,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
@@ -53,17 +52,23 @@ func defineTopology(e *env) {
 		if why != "" {
 			e2eskipper.Skipf("%s", why)
 		}
-		rk, seg := e.ext.RegionKey, e.ext.Segments[0]
+		seg := e.ext.Segments[0]
 		content := e.sourceSnapshot(ctx, "s16-snapshot", seg, e.ext.RegionWideSnapshotClassParameters, nil)
 		affinity := nodeAffinity(content)
 		framework.Logf("region-wide VolumeSnapshotContent %s nodeAffinity %v", content.GetName(), affinity)
 		gomega.Expect(termsMatch(affinity, seg)).To(gomega.BeTrueBecause("the snapshot is usable from its source's segment %s", seg))
 		e.needNodesOutside(ctx, affinity)
-		regions := []v1.TopologySelectorTerm{
-			{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{Key: rk, Values: []string{seg[rk]}}}},
-			{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{Key: rk, Values: []string{other[rk]}}}},
-		}
-		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, regions)
+		// One term over both regions, as an admin writes a multi-region
+		// class: every key lists the values of all segments. Its cross
+		// product holds segments that name no real place (a zone of one
+		// region paired with the other region), which a provisioner passes
+		// on in the requisite and the driver must skip; and it names the
+		// selected node's whole segment, so the provisioner's preferred[0]
+		// is that node's segment and the restore has one right answer.
+		// (Region-only terms would leave the zone to the driver.)
+		multiRegion := crossTerm(e.ext.Segments)
+		framework.Logf("multi-region StorageClass term %v (regions %s and %s)", multiRegion, seg[e.ext.RegionKey], other[e.ext.RegionKey])
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, multiRegion)
 		e.pvc(ctx, "restore", sc, snapshotSource("s16-snapshot"))
 		e.pod(ctx, "consumer", nil, "restore")
 		node := e.waitScheduled(ctx, "consumer", e.timeout())
