@@ -21,12 +21,14 @@ func TestUpChecksBeforeStarting(t *testing.T) {
 		name    string
 		omit    string
 		crd     string
+		faults  string
 		wantErr string
 	}{
 		{name: "no etcd", omit: "etcd", crd: crd, wantErr: "missing in BIN: etcd; run make build components"},
 		{name: "no provisioner of either kind", omit: "csi-provisioner", crd: crd, wantErr: "zonepath-provisioner or csi-provisioner"},
 		{name: "no CRDs", wantErr: "no CRDs (*.yaml) in"},
 		{name: "not a CRD", crd: "kind: ConfigMap\n", wantErr: "not a CustomResourceDefinition"},
+		{name: "bad driver fault rules", crd: crd, faults: "rules: [{name: x, match: {rpc: CreateSnapshot}, action: {code: Bogus}}]\n", wantErr: "driver fault rules: "},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,12 +41,17 @@ func TestUpChecksBeforeStarting(t *testing.T) {
 			if tc.crd != "" {
 				write(t, filepath.Join(crds, "crd.yaml"), tc.crd)
 			}
+			var faults string
+			if tc.faults != "" {
+				faults = filepath.Join(t.TempDir(), "faults.yaml")
+				write(t, faults, tc.faults)
+			}
 			cl, err := spec.File{}.Expand()
 			if err != nil {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			_, err = Up(context.Background(), Options{WorkDir: work, BinDir: bin, CRDDir: crds, Cluster: cl, Out: &out})
+			_, err = Up(context.Background(), Options{WorkDir: work, BinDir: bin, CRDDir: crds, Cluster: cl, DriverFaultRules: faults, Out: &out})
 			want := strings.ReplaceAll(tc.wantErr, "BIN", bin)
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("err = %v, want it to contain %q", err, want)

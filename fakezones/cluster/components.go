@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/fakezones/kubelet"
 	"github.com/zonepath/zonepath/fakezones/objects"
 	"github.com/zonepath/zonepath/fakezones/proc"
@@ -50,6 +51,13 @@ func (u *up) check() error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("missing in %s: %s; run make build components", u.o.BinDir, strings.Join(missing, ", "))
+	}
+	if u.o.DriverFaultRules != "" {
+		// The controller would refuse a bad file too, but only after
+		// everything else had started.
+		if _, err := faults.New(u.o.DriverFaultRules, nil); err != nil {
+			return fmt.Errorf("driver fault rules: %w", err)
+		}
 	}
 	crds, err := objects.ReadCRDs(u.o.CRDDir)
 	u.crds = crds
@@ -150,11 +158,15 @@ func (u *up) snapshotController() component {
 }
 
 func (u *up) driverController() component {
-	return component{name: "zonepath-controller", bin: "zonepath", args: []string{
+	args := []string{
 		"--controller", "--node=false", "--endpoint=unix://" + u.controllerSocket(),
 		"--state-dir=" + u.w.path("driver", "state"), "--data-dir=" + u.w.path("driver", "data"),
 		"--topology-file=" + u.w.path("driver", "topology.yaml"), "--v=2",
-	}}
+	}
+	if u.o.DriverFaultRules != "" {
+		args = append(args, "--fault-rules="+u.o.DriverFaultRules)
+	}
+	return component{name: "zonepath-controller", bin: "zonepath", args: args}
 }
 
 func (u *up) controllerSocket() string { return u.w.path("csi", "controller.sock") }

@@ -46,6 +46,10 @@ type Options struct {
 	Cluster *spec.Cluster
 	// FeatureGates is passed to zonepath's own controllers.
 	FeatureGates string
+	// DriverFaultRules, when set, is the fault rules file (driver/faults)
+	// of the zonepath controller, re-read when it changes: a driver that
+	// breaks a rule on purpose, to prove a test catches it.
+	DriverFaultRules string
 	// Timeout bounds the whole start.
 	Timeout time.Duration
 	Out     io.Writer

@@ -67,7 +67,12 @@ func upCommand() *cobra.Command {
 				return err
 			}
 			o.Cluster, o.Out = cl, cmd.OutOrStdout()
-			if err := absPaths(&o.WorkDir, &o.BinDir, &o.CRDDir); err != nil {
+			paths := []*string{&o.WorkDir, &o.BinDir, &o.CRDDir}
+			if o.DriverFaultRules != "" {
+				// The controller re-reads it from its own working directory.
+				paths = append(paths, &o.DriverFaultRules)
+			}
+			if err := absPaths(paths...); err != nil {
 				return err
 			}
 			fmt.Fprintf(o.Out, "fakezones: %d regions, %d zones, %d nodes in %s\n", cl.Regions, cl.Zones, len(cl.Nodes), o.WorkDir)
@@ -84,6 +89,7 @@ func upCommand() *cobra.Command {
 	f.StringVar(&o.BinDir, "bin-dir", binDir(), "directory of the components (make components, make build)")
 	f.StringVar(&o.CRDDir, "crd-dir", filepath.Join(binDir(), "crds"), "directory of the snapshot CRDs to install (make crds)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
+	f.StringVar(&o.DriverFaultRules, "driver-fault-rules", "", "fault rules file (driver/faults/README.md) for the zonepath controller, re-read when it changes: makes the driver break a rule on purpose")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up and stop everything when not ready by then")
 	f.StringVar(&file, "config", "", "cluster file (regions, zones, nodesPerZone, maxVolumesPerNode, nodes); flags override it")
 	f.IntVar(&overrides.Regions, "regions", 0, "regions the zones are spread over (default 1)")
