@@ -7,7 +7,7 @@ LDFLAGS    := -X main.version=$(VERSION)
 # Fuzz targets run for a bounded time in `make test`.
 FUZZTIME   ?= 10s
 
-.PHONY: all build crds test unit fuzz sanity bench conformance components clean \
+.PHONY: all build crds test unit fuzz sanity bench conformance e2e-mutants components clean \
 	fakezones-up fakezones-down fakezones-test
 
 all: build
@@ -94,6 +94,17 @@ bench:
 ## _output/conformance/.
 conformance: build components
 	hack/conformance.sh
+
+## e2e-mutants: proves the e2e suite can fail. Runs it against broken
+## fake-zones set-ups, one at a time (e2e/mutants: a driver fault rule, an
+## upstream scheduler or provisioner, a cluster file change), prints a table
+## mutant → scenarios failed, and fails unless each mutant is caught by the
+## scenarios expected to catch it. Output under _output/e2e-mutants/.
+## One mutant: make e2e-mutants MUTANTS=upstream-kube-scheduler
+MUTANTS ?=
+e2e-mutants: build components
+	GO=$(GO) BIN=$(BIN) hack/components.sh csi-provisioner
+	$(GO) run ./e2e/mutants --bin-dir $(BIN) --output-dir $(OUT)/e2e-mutants --only "$(MUTANTS)"
 
 ## fakezones-up / fakezones-down: a local multi-zone cluster of processes
 ## (fakezones/); kubeconfig at _output/fakezones/kubeconfig/admin.

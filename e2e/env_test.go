@@ -274,11 +274,18 @@ func (e *env) expectFirstTry(ctx context.Context, claim, pod string) {
 		events, err := e.f.ClientSet.CoreV1().Events(e.ns()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + object})
 		framework.ExpectNoError(err)
 		for _, ev := range events.Items {
-			if ev.Type == v1.EventTypeWarning {
-				framework.Failf("%s: %s %s: the scheduler first chose a node outside the snapshot's topology", object, ev.Reason, ev.Message)
+			if ev.Type == v1.EventTypeWarning && !claimNotYetSeen(ev) {
+				framework.Failf("%s: %s %s: the scheduler first chose a node outside the volume's or snapshot's topology", object, ev.Reason, ev.Message)
 			}
 		}
 	}
+}
+
+// claimNotYetSeen is a FailedScheduling from a scheduler whose claim
+// informer had not yet caught up with a claim created just before the pod:
+// a retry, but not a choice of node.
+func claimNotYetSeen(ev v1.Event) bool {
+	return ev.Reason == "FailedScheduling" && strings.Contains(ev.Message, "persistentvolumeclaim") && strings.Contains(ev.Message, "not found")
 }
 
 // snapshot creates a VolumeSnapshot of a claim and returns its content
@@ -390,16 +397,18 @@ func (e *env) waitEvent(ctx context.Context, object, what string, match func(v1.
 // failedSchedulingNaming matches a FailedScheduling event naming any of
 // the given objects.
 func failedSchedulingNaming(objects ...string) func(v1.Event) bool {
+	return eventNaming(func(ev v1.Event) bool { return ev.Reason == "FailedScheduling" }, objects...)
+}
+
+// warningNaming matches a Warning event whose message names one of
+// objects.
+func warningNaming(objects ...string) func(v1.Event) bool {
+	return eventNaming(func(ev v1.Event) bool { return ev.Type == v1.EventTypeWarning }, objects...)
+}
+
+func eventNaming(kind func(v1.Event) bool, objects ...string) func(v1.Event) bool {
 	return func(ev v1.Event) bool {
-		if ev.Reason != "FailedScheduling" {
-			return false
-		}
-		for _, o := range objects {
-			if strings.Contains(ev.Message, o) {
-				return true
-			}
-		}
-		return false
+		return kind(ev) && slices.ContainsFunc(objects, func(o string) bool { return strings.Contains(ev.Message, o) })
 	}
 }
 

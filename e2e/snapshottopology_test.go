@@ -160,10 +160,13 @@ func defineSnapshotTopology(e *env) {
 	ginkgo.It("scenario 12: refuses an Immediate restore whose StorageClass.allowedTopologies is disjoint from the snapshot: Warning event on the PVC, no volume", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
 		seg, other := e.ext.Segments[0], e.ext.Segments[1]
-		e.sourceSnapshot(ctx, "s12-snapshot", seg, nil, terms(seg))
+		content := e.sourceSnapshot(ctx, "s12-snapshot", seg, nil, terms(seg))
 		sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(other))
 		e.pvc(ctx, "impossible", sc, snapshotSource("s12-snapshot"))
-		ev := e.waitEvent(ctx, "impossible", "of type Warning", func(ev v1.Event) bool { return ev.Type == v1.EventTypeWarning })
+		// KEP-5943: the provisioner refuses with an event naming the
+		// incompatibility of the snapshot and the class, "rather than
+		// deferring to a CSI driver failure" (which knows neither name).
+		ev := e.waitEvent(ctx, "impossible", "a Warning naming s12-snapshot or its content", warningNaming("s12-snapshot", content.GetName()))
 		framework.Logf("Warning %s: %s", ev.Reason, ev.Message)
 		claim, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, "impossible", metav1GetOptions)
 		framework.ExpectNoError(err)

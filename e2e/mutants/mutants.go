@@ -1,0 +1,68 @@
+package main
+
+import "github.com/zonepath/zonepath/fakezones/spec"
+
+// mutant is a broken set-up: a fake-zones cluster, built as for one of
+// conformance's suite runs, that breaks one rule the suite checks.
+type mutant struct {
+	name string
+	// breaks says which rule the set-up breaks, for the table.
+	breaks string
+	run    *suiteRun
+	// faults, when set, are the zonepath controller's fault rules
+	// (driver/faults): the driver breaks a CSI rule on purpose.
+	faults string
+	// upstream names zonepath components replaced by their upstream
+	// originals: zonepath-cluster runs the upstream binary when ours is
+	// absent from its bin directory.
+	upstream []string
+	// cluster changes the run's cluster file.
+	cluster func(*spec.File)
+	// catchers are the scenarios that must fail: the mutant is caught
+	// only when every one of them fails.
+	catchers []string
+}
+
+// mutants are the set-ups make e2e-mutants runs, one at a time.
+var mutants = []mutant{
+	{
+		name:   "drop-accessible-topology",
+		breaks: "driver: CreateSnapshot returns no accessible_topology although it advertises SNAPSHOT_ACCESSIBILITY_CONSTRAINTS (fault rule)",
+		run:    &gateOnRun,
+		faults: `rules:
+- name: drop-accessible-topology
+  match: {rpc: CreateSnapshot}
+  action: {mutate: {clear: [snapshot.accessible_topology]}}
+`,
+		catchers: []string{"1", "2", "5"},
+	},
+	{
+		name: "ignore-requisite",
+		breaks: "driver: volumes and snapshots placed in one fixed segment whatever the requisite says " +
+			"(fault rule setting accessible_topology to {region-2, zone-d})",
+		run: &gateOnRun,
+		faults: `rules:
+- name: volume-outside-requisite
+  match: {rpc: CreateVolume}
+  action: {mutate: {set: {volume.accessible_topology: [{segments: {topology.kubernetes.io/region: region-2, topology.kubernetes.io/zone: zone-d}}]}}}
+- name: snapshot-outside-requisite
+  match: {rpc: CreateSnapshot}
+  action: {mutate: {set: {snapshot.accessible_topology: [{segments: {topology.kubernetes.io/region: region-2, topology.kubernetes.io/zone: zone-d}}]}}}
+`,
+		catchers: []string{"1", "16a", "16b"},
+	},
+	{
+		name:     "upstream-kube-scheduler",
+		breaks:   "cluster: kube-scheduler without the SnapshotTopology plugin",
+		run:      &gateOnRun,
+		upstream: []string{"zonepath-scheduler"},
+		catchers: []string{"3", "5", "6", "13"},
+	},
+	{
+		name:     "upstream-csi-provisioner",
+		breaks:   "cluster: upstream csi-provisioner, which ignores the snapshot's topology",
+		run:      &gateOnRun,
+		upstream: []string{"zonepath-provisioner"},
+		catchers: []string{"12"},
+	},
+}
