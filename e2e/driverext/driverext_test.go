@@ -132,3 +132,31 @@ func TestRegions(t *testing.T) {
 		t.Fatalf("SameRegion = %v, want zone-c", same)
 	}
 }
+
+// TestExampleFiles: the extension files make conformance and the README
+// use parse, fit zonepath's topology keys, and say which specs they run.
+func TestExampleFiles(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		gateOff bool
+	}{
+		{file: "zonepath-ext.yaml"},
+		{file: "zonepath-gate-off-ext.yaml", gateOff: true},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			f, err := Load(filepath.Join("..", "testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Validate(keys); err != nil {
+				t.Fatal(err)
+			}
+			if why := f.GateOffMissing(); (why == "") != tc.gateOff {
+				t.Errorf("GateOffMissing() = %q; want the gate-off specs to run: %v", why, tc.gateOff)
+			}
+			if why := f.RegionWideMissing(); why != "" {
+				t.Errorf("RegionWideMissing() = %q", why)
+			}
+		})
+	}
+}
