@@ -14,34 +14,47 @@
 #      zonepath-sanity against the driver as Kubernetes runs it there
 #      (controller socket plus node-a-1's node plugin);
 #   4. a second fake-zones cluster from hack/conformance/e2e-cluster.yaml
-#      (two regions), and the e2e suite bin/zonepath-e2e against it with the
-#      example driver files of e2e/testdata, JUnit in e2e/junit.xml;
-#   5. down, always, for both clusters, also after a failure or Ctrl-C.
+#      (two regions, the VolumeSnapshotTopology gate on), and the e2e suite
+#      bin/zonepath-e2e against it with the example driver files of
+#      e2e/testdata, every spec but the feature-gate-off ones; JUnit in
+#      e2e/junit-zonepath.xml;
+#   5. a third fake-zones cluster from hack/conformance/e2e-cluster-2.yaml
+#      whose controllers run with --feature-gates=VolumeSnapshotTopology=false,
+#      and the feature-gate-off specs against it
+#      (e2e/testdata/zonepath-gate-off-ext.yaml); JUnit in e2e/junit-gate-off.xml;
+#   6. the runs' JUnit files merged (e2e/junitmerge) into e2e/junit.xml,
+#      every spec once, where it ran, and a one-line summary: specs passed,
+#      failed and skipped, wall time per run. It fails when a spec failed,
+#      was skipped in every run, or ran in two;
+#   down, always, for every cluster, also after a failure or Ctrl-C.
+# An e2e run that fails does not stop the next one, so that junit.xml lists
+# every spec; the script fails at the end then.
 # Exits non-zero when any step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$PWD/_output/conformance"
 cluster="$out/cluster"
 e2ecluster="$out/e2e-cluster"
+gateoffcluster="$out/e2e-cluster-gate-off"
 rm -rf "$out"
 mkdir -p "$out"
 
 down() {
   local dir
-  for dir in "$cluster" "$e2ecluster"; do
+  for dir in "$cluster" "$e2ecluster" "$gateoffcluster"; do
     [ -d "$dir" ] || continue
     bin/zonepath-cluster down --work-dir "$dir" >>"$out/down.log" 2>&1 || echo "conformance: down of $dir failed, see $out/down.log"
   done
 }
 trap down EXIT
 
-echo "conformance: [1/4] sanity of bin/zonepath on its own"
+echo "conformance: [1/6] sanity of bin/zonepath on its own"
 SANITY_OUT="$out/sanity" hack/sanity.sh
 
-echo "conformance: [2/4] fake-zones cluster tests and the KEP-5943 controllers end to end"
+echo "conformance: [2/6] fake-zones cluster tests and the KEP-5943 controllers end to end"
 ZONEPATH_BIN="$PWD/bin" go test -tags fakezones -count=1 -v ./fakezones/... ./controllers/integration/... 2>&1 | tee "$out/fakezones-test.txt"
 
-echo "conformance: [3/4] zonepath-sanity against the driver in a fake-zones cluster"
+echo "conformance: [3/6] zonepath-sanity against the driver in a fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$cluster" --config hack/conformance/cluster.yaml
 mkdir -p "$cluster/sanity"
 bin/zonepath-sanity \
@@ -52,15 +65,44 @@ bin/zonepath-sanity \
   --ginkgo.junit-report "$out/cluster-sanity.xml" --ginkgo.no-color | tee "$out/cluster-sanity.txt"
 bin/zonepath-cluster down --work-dir "$cluster" >>"$out/down.log" 2>&1
 
-echo "conformance: [4/4] the e2e suite (bin/zonepath-e2e) against a two-region fake-zones cluster"
+# e2e runs bin/zonepath-e2e once: e2e RUN CLUSTER-DIR EXT-FILE [FLAGS...],
+# with JUnit in $out/e2e/junit-RUN.xml and output in $out/e2e/RUN.txt. A
+# failing run is recorded, not fatal: the merge below still lists its specs.
+junits=()
+failed_runs=()
+e2e() {
+  local run=$1 dir=$2 ext=$3 start
+  shift 3
+  mkdir -p "$out/e2e/$run"
+  junits+=("$out/e2e/junit-$run.xml")
+  start=$(date +%s)
+  if ! bin/zonepath-e2e \
+    --kubeconfig "$dir/kubeconfig/admin" \
+    --storage.testdriver e2e/testdata/zonepath.yaml \
+    --zonepath.driver-ext "$ext" \
+    --ginkgo.junit-report "$out/e2e/junit-$run.xml" --ginkgo.no-color \
+    --e2e-output-dir "$out/e2e/$run" "$@" 2>&1 | tee "$out/e2e/$run.txt"; then
+    failed_runs+=("$run")
+  fi
+  echo "conformance: e2e run $run took $(( $(date +%s) - start ))s"
+}
+
+echo "conformance: [4/6] the e2e suite (bin/zonepath-e2e) against a two-region fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$e2ecluster" --config hack/conformance/e2e-cluster.yaml
-mkdir -p "$out/e2e"
-start=$(date +%s)
-bin/zonepath-e2e \
-  --kubeconfig "$e2ecluster/kubeconfig/admin" \
-  --storage.testdriver e2e/testdata/zonepath.yaml \
-  --zonepath.driver-ext e2e/testdata/zonepath-ext.yaml \
-  --ginkgo.junit-report "$out/e2e/junit.xml" --ginkgo.no-color \
-  --e2e-output-dir "$out/e2e" 2>&1 | tee "$out/e2e/e2e.txt"
-echo "conformance: e2e suite took $(( $(date +%s) - start ))s"
+e2e zonepath "$e2ecluster" e2e/testdata/zonepath-ext.yaml --ginkgo.label-filter '!feature-gate-off'
+bin/zonepath-cluster down --work-dir "$e2ecluster" >>"$out/down.log" 2>&1
+
+echo "conformance: [5/6] the feature-gate-off specs against a cluster whose controllers run with VolumeSnapshotTopology=false"
+bin/zonepath-cluster up --work-dir "$gateoffcluster" --config hack/conformance/e2e-cluster-2.yaml \
+  --feature-gates=VolumeSnapshotTopology=false
+e2e gate-off "$gateoffcluster" e2e/testdata/zonepath-gate-off-ext.yaml --ginkgo.label-filter feature-gate-off
+bin/zonepath-cluster down --work-dir "$gateoffcluster" >>"$out/down.log" 2>&1
+
+echo "conformance: [6/6] one JUnit file for all e2e runs"
+merge=0
+go run ./e2e/junitmerge -o "$out/e2e/junit.xml" "${junits[@]}" || merge=$?
+if [ ${#failed_runs[@]} -gt 0 ] || [ "$merge" -ne 0 ]; then
+  echo "conformance: e2e failed (runs failed: ${failed_runs[*]:-none}); see $out/e2e/junit.xml and $out/e2e/<run>.txt"
+  exit 1
+fi
 echo "conformance: passed; logs and JUnit under $out"

@@ -151,6 +151,20 @@ func (f *File) SnapshotTopologyMissing() string {
 	return ""
 }
 
+// GateOffMissing is why a spec about a cluster whose components run with
+// the VolumeSnapshotTopology gate off cannot run, or "". It needs the
+// driver's capability too: a driver that returns no accessible_topology
+// would leave nodeAffinity unwritten with the gate on as well.
+func (f *File) GateOffMissing() string {
+	switch {
+	case f.FeatureGates.VolumeSnapshotTopology:
+		return "driver ext: featureGates.VolumeSnapshotTopology is true in this cluster; the gate-off specs need a cluster whose components run with it false"
+	case !f.SnapshotTopology:
+		return "driver ext: snapshotTopology is false (the driver lacks SNAPSHOT_ACCESSIBILITY_CONSTRAINTS), so an unwritten nodeAffinity would prove nothing about the gate"
+	}
+	return ""
+}
+
 // RegionWideMissing is why a spec that needs region-wide snapshots cannot
 // run, or "".
 func (f *File) RegionWideMissing() string {

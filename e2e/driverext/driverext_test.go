@@ -86,14 +86,19 @@ func TestReasons(t *testing.T) {
 		f           File
 		topo, wide  string
 		otherRegion string
+		gateOff     string
 	}{
 		{name: "no capability", f: File{FeatureGates: FeatureGates{VolumeSnapshotTopology: true}},
-			topo: "snapshotTopology is false", wide: "regionWideSnapshotClassParameters is not set", otherRegion: "regionKey is not set"},
+			topo: "snapshotTopology is false", wide: "regionWideSnapshotClassParameters is not set", otherRegion: "regionKey is not set",
+			gateOff: "featureGates.VolumeSnapshotTopology is true"},
 		{name: "gate off", f: File{SnapshotTopology: true},
 			topo: "featureGates.VolumeSnapshotTopology is false", wide: "regionWideSnapshotClassParameters is not set", otherRegion: "regionKey is not set"},
+		{name: "gate off, no capability", f: File{},
+			topo: "snapshotTopology is false", wide: "regionWideSnapshotClassParameters is not set", otherRegion: "regionKey is not set",
+			gateOff: "snapshotTopology is false"},
 		{name: "one region", f: File{SnapshotTopology: true, FeatureGates: FeatureGates{VolumeSnapshotTopology: true}, RegionKey: "r",
 			Segments: []Segment{{"r": "1", "z": "a"}, {"r": "1", "z": "b"}}, RegionWideSnapshotClassParameters: map[string]string{"scope": "region"}},
-			otherRegion: "every segment has r=1"},
+			otherRegion: "every segment has r=1", gateOff: "featureGates.VolumeSnapshotTopology is true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			check := func(what, got, want string) {
@@ -104,6 +109,7 @@ func TestReasons(t *testing.T) {
 			}
 			check("SnapshotTopologyMissing", tc.f.SnapshotTopologyMissing(), tc.topo)
 			check("RegionWideMissing", tc.f.RegionWideMissing(), tc.wide)
+			check("GateOffMissing", tc.f.GateOffMissing(), tc.gateOff)
 			if len(tc.f.Segments) == 0 {
 				tc.f.Segments = []Segment{{"z": "a"}}
 			}
@@ -124,5 +130,33 @@ func TestRegions(t *testing.T) {
 	}
 	if same := f.SameRegion(); same["topology.kubernetes.io/zone"] != "zone-c" {
 		t.Fatalf("SameRegion = %v, want zone-c", same)
+	}
+}
+
+// TestExampleFiles: the extension files make conformance and the README
+// use parse, fit zonepath's topology keys, and say which specs they run.
+func TestExampleFiles(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		gateOff bool
+	}{
+		{file: "zonepath-ext.yaml"},
+		{file: "zonepath-gate-off-ext.yaml", gateOff: true},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			f, err := Load(filepath.Join("..", "testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Validate(keys); err != nil {
+				t.Fatal(err)
+			}
+			if why := f.GateOffMissing(); (why == "") != tc.gateOff {
+				t.Errorf("GateOffMissing() = %q; want the gate-off specs to run: %v", why, tc.gateOff)
+			}
+			if why := f.RegionWideMissing(); why != "" {
+				t.Errorf("RegionWideMissing() = %q", why)
+			}
+		})
 	}
 }

@@ -1,0 +1,101 @@
+// Command junitmerge merges the JUnit files of several bin/zonepath-e2e
+// runs (make conformance runs the suite once per cluster) into one file
+// that lists every spec once, where it ran, and prints a one-line summary.
+// It fails when a spec was skipped in every run that selected it, ran in
+// two runs, or failed: the merged file of a passing conformance run lists
+// every spec as passed.
+//
+//	go run ./e2e/junitmerge -o junit.xml junit-zonepath.xml junit-gate-off.xml
+//
+// A run is named after its file, junit-<run>.xml.
+package main
+
+import (
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/reporters"
+)
+
+func main() {
+	out := flag.String("o", "", "the merged JUnit file to write")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: junitmerge -o merged.xml junit-<run>.xml ...")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if *out == "" || flag.NArg() == 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := run(*out, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "junitmerge:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, paths []string) error {
+	runs, err := load(paths)
+	if err != nil {
+		return err
+	}
+	merged, summary, problems := Merge(runs)
+	if err := write(out, merged); err != nil {
+		return err
+	}
+	fmt.Println(summary)
+	for _, p := range problems {
+		fmt.Fprintln(os.Stderr, "junitmerge:", p)
+	}
+	switch {
+	case len(problems) > 0:
+		return fmt.Errorf("%d specs were not run exactly once; see %s", len(problems), out)
+	case summary.Failed > 0 || summary.Skipped > 0:
+		return fmt.Errorf("%d specs failed, %d skipped; see %s", summary.Failed, summary.Skipped, out)
+	}
+	return nil
+}
+
+// load reads the runs' JUnit files; a missing or unreadable one (a run
+// that died before writing it) is an error naming it.
+func load(paths []string) ([]Run, error) {
+	runs := make([]Run, 0, len(paths))
+	seen := map[string]string{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		r := Run{Name: runName(p)}
+		if err := xml.Unmarshal(data, &r.Report); err != nil {
+			return nil, fmt.Errorf("%s: not a JUnit file: %w", p, err)
+		}
+		if other, dup := seen[r.Name]; dup {
+			return nil, fmt.Errorf("%s and %s are both run %q", other, p, r.Name)
+		}
+		seen[r.Name] = p
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// runName is <run> of junit-<run>.xml, else the file's base name.
+func runName(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	if name, ok := strings.CutPrefix(base, "junit-"); ok && name != "" {
+		return name
+	}
+	return base
+}
+
+func write(path string, r reporters.JUnitTestSuites) error {
+	data, err := xml.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append([]byte(xml.Header), append(data, '\n')...), 0o644)
+}
