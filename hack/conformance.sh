@@ -15,7 +15,9 @@
 #      (controller socket plus node-a-1's node plugin);
 #   4. a second fake-zones cluster from hack/conformance/e2e-cluster.yaml
 #      (two regions), and the e2e suite bin/zonepath-e2e against it with the
-#      example driver files of e2e/testdata, JUnit in e2e/junit.xml;
+#      example driver files of e2e/testdata, JUnit in e2e/junit.xml; then
+#      again for the cluster's second driver without snapshot topology
+#      (label capability-off), JUnit in e2e/junit-nocap.xml;
 #   5. down, always, for both clusters, also after a failure or Ctrl-C.
 # Exits non-zero when any step fails.
 set -euo pipefail
@@ -63,4 +65,15 @@ bin/zonepath-e2e \
   --ginkgo.junit-report "$out/e2e/junit.xml" --ginkgo.no-color \
   --e2e-output-dir "$out/e2e" 2>&1 | tee "$out/e2e/e2e.txt"
 echo "conformance: e2e suite took $(( $(date +%s) - start ))s"
+# The same cluster's second driver, nocap.zonepath.csi.dev, lacks
+# SNAPSHOT_ACCESSIBILITY_CONSTRAINTS: the specs for such a driver.
+start=$(date +%s)
+bin/zonepath-e2e \
+  --kubeconfig "$e2ecluster/kubeconfig/admin" \
+  --storage.testdriver e2e/testdata/zonepath-nocap.yaml \
+  --zonepath.driver-ext e2e/testdata/zonepath-nocap-ext.yaml \
+  --ginkgo.label-filter capability-off \
+  --ginkgo.junit-report "$out/e2e/junit-nocap.xml" --ginkgo.no-color \
+  --e2e-output-dir "$out/e2e" 2>&1 | tee "$out/e2e/e2e-nocap.txt"
+echo "conformance: e2e suite for the driver without snapshot topology took $(( $(date +%s) - start ))s"
 echo "conformance: passed; logs and JUnit under $out"
