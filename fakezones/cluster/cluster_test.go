@@ -14,6 +14,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -190,7 +191,16 @@ func TestExtraDriver(t *testing.T) {
 	if a, found, _ := unstructured.NestedSlice(content.Object, "spec", "nodeAffinity"); found {
 		t.Fatalf("VolumeSnapshotContent %s nodeAffinity = %v; the driver has no SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", content.GetName(), a)
 	}
-	restored := provisionFrom(t, u, extra+"-zone-b", "snap-"+pv.Spec.ClaimRef.Name)
+	// The cluster's zonal classes are all zone-a's; this one is zone-b's.
+	zoneB := &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{Name: extra + "-zone-b"}, Provisioner: extra,
+		AllowedTopologies: []v1.TopologySelectorTerm{{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{
+			{Key: objects.ZoneLabel, Values: []string{"zone-b"}}}}},
+	}
+	if _, err := u.Kube.StorageV1().StorageClasses().Create(ctx, zoneB, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restored := provisionFrom(t, u, zoneB.Name, "snap-"+pv.Spec.ClaimRef.Name)
 	if !strings.Contains(fmt.Sprint(restored.Spec.NodeAffinity.Required.NodeSelectorTerms), "zone-b") {
 		t.Fatalf("restored PV %s nodeAffinity = %v, want zone-b", restored.Name, restored.Spec.NodeAffinity.Required.NodeSelectorTerms)
 	}
