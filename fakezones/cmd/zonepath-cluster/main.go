@@ -158,7 +158,7 @@ func statusCommand() *cobra.Command {
 				if p.Alive() {
 					state = "running"
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%-24s pid %-8d %s\n", p.Name, p.PID, state)
+				fmt.Fprintf(cmd.OutOrStdout(), "%-36s pid %-8d %s\n", p.Name, p.PID, state)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), s.Summary())
 			return nil
