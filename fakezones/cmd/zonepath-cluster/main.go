@@ -85,7 +85,7 @@ func upCommand() *cobra.Command {
 	f.StringVar(&o.CRDDir, "crd-dir", filepath.Join(binDir(), "crds"), "directory of the snapshot CRDs to install (make crds)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up and stop everything when not ready by then")
-	f.StringVar(&file, "config", "", "cluster file (regions, zones, nodesPerZone, maxVolumesPerNode, nodes); flags override it")
+	f.StringVar(&file, "config", "", "cluster file (regions, zones, nodesPerZone, maxVolumesPerNode, snapshotQuotas, nodes, extraDrivers); flags override it")
 	f.IntVar(&overrides.Regions, "regions", 0, "regions the zones are spread over (default 1)")
 	f.IntVar(&overrides.Zones, "zones", 0, "zones (default 3)")
 	f.IntVar(&overrides.NodesPerZone, "nodes-per-zone", 0, "kwok nodes per zone (default 2)")
