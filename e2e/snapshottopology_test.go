@@ -157,6 +157,32 @@ func defineSnapshotTopology(e *env) {
 		gomega.Expect(termsMatch(terms(other), node.Labels)).To(gomega.BeTrueBecause("pod on node %s is in %s", node.Name, other))
 	})
 
+	ginkgo.It("scenario 8: gives a snapshot of a driver without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS no nodeAffinity, and schedules its restore as without snapshots", label, ginkgo.Label(labelCapabilityOff), func(ctx context.Context) {
+		if e.ext.SnapshotTopology {
+			e2eskipper.Skipf("driver ext: snapshotTopology is true; scenario 8 is for a driver without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS (snapshotTopology: false)")
+		}
+		// With the gate off nothing writes nodeAffinity anyway, and the
+		// spec would pass without testing the driver's side.
+		e.needGate()
+		seg, elsewhere := e.ext.Segments[0], e.ext.Segments[1]
+		content := e.sourceSnapshot(ctx, "s8-snapshot", seg, nil, nil)
+		affinity := nodeAffinity(content)
+		gomega.Expect(affinity).To(gomega.BeEmpty(), "VolumeSnapshotContent %s has spec.nodeAffinity %v, although the driver does not advertise SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", content.GetName(), affinity)
+		// A snapshot without accessible_topology is usable everywhere (CSI
+		// spec), so the scheduler must not filter on it: a pod pinned to
+		// a segment other than the source's schedules there at once and
+		// its claim is restored for that node.
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		e.pvc(ctx, "restore", sc, snapshotSource("s8-snapshot"))
+		e.pod(ctx, "elsewhere", elsewhere, "restore")
+		node := e.waitScheduled(ctx, "elsewhere", e.timeout())
+		gomega.Expect(termsMatch(terms(elsewhere), node.Labels)).To(gomega.BeTrueBecause("pod pinned to %s landed on node %s (%v)", elsewhere, node.Name, node.Labels))
+		pv := e.waitBound(ctx, "restore")
+		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s in %s", pv.Name, pvAffinity(pv), node.Name, elsewhere))
+		framework.Logf("snapshot of a volume in %s, content %s without nodeAffinity; pod on node %s in %s; restored volume %s %s", seg, content.GetName(), node.Name, elsewhere, pv.Name, pvAffinity(pv))
+		e.expectFirstTry(ctx, "restore", "elsewhere")
+	})
+
 	ginkgo.It("scenario 12: refuses an Immediate restore whose StorageClass.allowedTopologies is disjoint from the snapshot: Warning event on the PVC, no volume", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
 		seg, other := e.ext.Segments[0], e.ext.Segments[1]

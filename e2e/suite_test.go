@@ -19,6 +19,10 @@ const (
 	labelGateOff          = "feature-gate-off"
 	labelAttachLimits     = "attach-limits"
 	labelSlow             = "slow"
+	// labelCapabilityOff: specs for a driver without
+	// SNAPSHOT_ACCESSIBILITY_CONSTRAINTS (extension file snapshotTopology:
+	// false), run on their own with that driver's files.
+	labelCapabilityOff = "capability-off"
 )
 
 var (

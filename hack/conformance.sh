@@ -16,8 +16,10 @@
 #   4. a second fake-zones cluster from hack/conformance/e2e-cluster.yaml
 #      (two regions, the VolumeSnapshotTopology gate on), and the e2e suite
 #      bin/zonepath-e2e against it with the example driver files of
-#      e2e/testdata, every spec but the feature-gate-off ones; JUnit in
-#      e2e/junit-zonepath.xml;
+#      e2e/testdata, every spec but those of the other runs; JUnit in
+#      e2e/junit-zonepath.xml; then on the same cluster for its second
+#      driver, without snapshot topology (label capability-off), JUnit in
+#      e2e/junit-nocap.xml;
 #   5. a third fake-zones cluster from hack/conformance/e2e-cluster-2.yaml
 #      whose controllers run with --feature-gates=VolumeSnapshotTopology=false,
 #      and the feature-gate-off specs against it
@@ -65,20 +67,20 @@ bin/zonepath-sanity \
   --ginkgo.junit-report "$out/cluster-sanity.xml" --ginkgo.no-color | tee "$out/cluster-sanity.txt"
 bin/zonepath-cluster down --work-dir "$cluster" >>"$out/down.log" 2>&1
 
-# e2e runs bin/zonepath-e2e once: e2e RUN CLUSTER-DIR EXT-FILE [FLAGS...],
+# e2e runs bin/zonepath-e2e once: e2e RUN CLUSTER-DIR DRIVER-FILE EXT-FILE [FLAGS...],
 # with JUnit in $out/e2e/junit-RUN.xml and output in $out/e2e/RUN.txt. A
 # failing run is recorded, not fatal: the merge below still lists its specs.
 junits=()
 failed_runs=()
 e2e() {
-  local run=$1 dir=$2 ext=$3 start
-  shift 3
+  local run=$1 dir=$2 driver=$3 ext=$4 start
+  shift 4
   mkdir -p "$out/e2e/$run"
   junits+=("$out/e2e/junit-$run.xml")
   start=$(date +%s)
   if ! bin/zonepath-e2e \
     --kubeconfig "$dir/kubeconfig/admin" \
-    --storage.testdriver e2e/testdata/zonepath.yaml \
+    --storage.testdriver "$driver" \
     --zonepath.driver-ext "$ext" \
     --ginkgo.junit-report "$out/e2e/junit-$run.xml" --ginkgo.no-color \
     --e2e-output-dir "$out/e2e/$run" "$@" 2>&1 | tee "$out/e2e/$run.txt"; then
@@ -89,13 +91,16 @@ e2e() {
 
 echo "conformance: [4/6] the e2e suite (bin/zonepath-e2e) against a two-region fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$e2ecluster" --config hack/conformance/e2e-cluster.yaml
-e2e zonepath "$e2ecluster" e2e/testdata/zonepath-ext.yaml --ginkgo.label-filter '!feature-gate-off'
+e2e zonepath "$e2ecluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-ext.yaml \
+  --ginkgo.label-filter '!capability-off && !feature-gate-off && !attach-limits'
+e2e nocap "$e2ecluster" e2e/testdata/zonepath-nocap.yaml e2e/testdata/zonepath-nocap-ext.yaml \
+  --ginkgo.label-filter capability-off
 bin/zonepath-cluster down --work-dir "$e2ecluster" >>"$out/down.log" 2>&1
 
 echo "conformance: [5/6] the feature-gate-off specs against a cluster whose controllers run with VolumeSnapshotTopology=false"
 bin/zonepath-cluster up --work-dir "$gateoffcluster" --config hack/conformance/e2e-cluster-2.yaml \
   --feature-gates=VolumeSnapshotTopology=false
-e2e gate-off "$gateoffcluster" e2e/testdata/zonepath-gate-off-ext.yaml --ginkgo.label-filter feature-gate-off
+e2e gate-off "$gateoffcluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-gate-off-ext.yaml --ginkgo.label-filter feature-gate-off
 bin/zonepath-cluster down --work-dir "$gateoffcluster" >>"$out/down.log" 2>&1
 
 echo "conformance: [6/6] one JUnit file for all e2e runs"

@@ -8,11 +8,13 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,6 +76,12 @@ func TestThreeZonesTwoNodes(t *testing.T) {
 }
 
 func provision(t *testing.T, u *clustertest.Cluster, class string) *v1.PersistentVolume {
+	return provisionFrom(t, u, class, "")
+}
+
+// provisionFrom provisions a claim of class, restored from the
+// VolumeSnapshot of that name in "default" when snapshot is not empty.
+func provisionFrom(t *testing.T, u *clustertest.Cluster, class, snapshot string) *v1.PersistentVolume {
 	ctx := context.Background()
 	pvc := &v1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "pvc-" + class, Namespace: "default"},
@@ -82,6 +90,9 @@ func provision(t *testing.T, u *clustertest.Cluster, class string) *v1.Persisten
 			StorageClassName: ptr.To(class),
 			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
 		},
+	}
+	if snapshot != "" {
+		pvc.Spec.DataSource = &v1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: "VolumeSnapshot", Name: snapshot}
 	}
 	if _, err := u.Kube.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -101,7 +112,9 @@ func provision(t *testing.T, u *clustertest.Cluster, class string) *v1.Persisten
 	return pv
 }
 
-func snapshot(t *testing.T, u *clustertest.Cluster, pvc string) {
+// snapshot takes a VolumeSnapshot of pvc in the default class of its
+// driver and returns its content once ReadyToUse.
+func snapshot(t *testing.T, u *clustertest.Cluster, pvc string) *unstructured.Unstructured {
 	ctx := context.Background()
 	vs := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": snapshotapi.Group + "/v1", "kind": "VolumeSnapshot",
@@ -112,16 +125,84 @@ func snapshot(t *testing.T, u *clustertest.Cluster, pvc string) {
 	if _, err := res.Create(ctx, vs, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	var content *unstructured.Unstructured
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		got, err := res.Get(ctx, vs.GetName(), metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		ready, _, _ := unstructured.NestedBool(got.Object, "status", "readyToUse")
-		return ready, nil
+		bound, _, _ := unstructured.NestedString(got.Object, "status", "boundVolumeSnapshotContentName")
+		if !ready || bound == "" {
+			return false, nil
+		}
+		content, err = u.Dynamic.Resource(snapshotapi.VolumeSnapshotContents).Get(ctx, bound, metav1.GetOptions{})
+		return err == nil, nil
 	})
 	if err != nil {
 		t.Fatalf("VolumeSnapshot not ReadyToUse: %v; snapshotter log:\n%s", err, u.Log("snapshotter", 20))
+	}
+	return content
+}
+
+// An extra driver runs beside zonepath: registered on every node with the
+// driver (its own CSINode entry and nodeid annotation entry, zonepath's
+// kept), and it provisions, snapshots and restores through its own
+// controller and sidecars. Without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS its
+// snapshot has no nodeAffinity, so it restores in another zone.
+func TestExtraDriver(t *testing.T) {
+	const extra = "nocap.zonepath.csi.dev"
+	u := clustertest.Start(t, spec.File{Zones: 2, NodesPerZone: 1, ExtraDrivers: []spec.ExtraDriver{
+		{Name: extra, DisableCapabilities: []string{"SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"}}}}, "VolumeSnapshotTopology=true")
+	ctx := context.Background()
+	for _, node := range []string{"node-a-1", "node-b-1"} {
+		csiNode, err := u.Kube.StorageV1().CSINodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, d := range csiNode.Spec.Drivers {
+			names = append(names, d.Name+"="+d.NodeID)
+		}
+		if got := strings.Join(slices.Sorted(slices.Values(names)), " "); got != extra+"="+node+" zonepath.csi.dev="+node {
+			t.Errorf("CSINode %s drivers = %s, want both drivers", node, got)
+		}
+		n, err := u.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`{"%s":"%s","zonepath.csi.dev":"%s"}`, extra, node, node)
+		if got := n.Annotations["csi.volume.kubernetes.io/nodeid"]; got != want {
+			t.Errorf("node %s nodeid annotation = %s, want %s", node, got, want)
+		}
+	}
+	if !strings.Contains(u.Summary(), extra) {
+		t.Errorf("the summary does not name %s:\n%s", extra, u.Summary())
+	}
+
+	pv := provision(t, u, extra+"-zone-a")
+	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != extra {
+		t.Fatalf("PV %s of class %s-zone-a is not the extra driver's: %+v", pv.Name, extra, pv.Spec.CSI)
+	}
+	content := snapshot(t, u, pv.Spec.ClaimRef.Name)
+	if d, _, _ := unstructured.NestedString(content.Object, "spec", "driver"); d != extra {
+		t.Fatalf("VolumeSnapshotContent %s driver = %q, want %s", content.GetName(), d, extra)
+	}
+	if a, found, _ := unstructured.NestedSlice(content.Object, "spec", "nodeAffinity"); found {
+		t.Fatalf("VolumeSnapshotContent %s nodeAffinity = %v; the driver has no SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", content.GetName(), a)
+	}
+	// The cluster's zonal classes are all zone-a's; this one is zone-b's.
+	zoneB := &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{Name: extra + "-zone-b"}, Provisioner: extra,
+		AllowedTopologies: []v1.TopologySelectorTerm{{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{
+			{Key: objects.ZoneLabel, Values: []string{"zone-b"}}}}},
+	}
+	if _, err := u.Kube.StorageV1().StorageClasses().Create(ctx, zoneB, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restored := provisionFrom(t, u, zoneB.Name, "snap-"+pv.Spec.ClaimRef.Name)
+	if !strings.Contains(fmt.Sprint(restored.Spec.NodeAffinity.Required.NodeSelectorTerms), "zone-b") {
+		t.Fatalf("restored PV %s nodeAffinity = %v, want zone-b", restored.Name, restored.Spec.NodeAffinity.Required.NodeSelectorTerms)
 	}
 }
 

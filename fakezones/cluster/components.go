@@ -174,20 +174,51 @@ func (u *up) controllerSocket() string { return u.w.path("csi", "controller.sock
 // sidecars are the CSI sidecars on the controller socket: zonepath's
 // snapshotter and provisioner where built (they carry KEP-5943), else the
 // upstream ones, and the upstream attacher.
-func (u *up) sidecars() []component {
-	common := []string{"--csi-address=" + u.controllerSocket(), "--kubeconfig=" + u.w.adminKubeconfig(),
+func (u *up) sidecars() []component { return u.sidecarsOn("", u.controllerSocket()) }
+
+// sidecarsOn are the sidecars of one driver's controller socket, their
+// names prefixed with prefix.
+func (u *up) sidecarsOn(prefix, socket string) []component {
+	common := []string{"--csi-address=" + socket, "--kubeconfig=" + u.w.adminKubeconfig(),
 		"--leader-election=false", "--v=2"}
 	pick := func(name, ours, upstream string) component {
 		if u.has(ours) {
-			return component{name: name, bin: ours, args: append(slicesClone(common), "--feature-gates="+u.o.FeatureGates)}
+			return component{name: prefix + name, bin: ours, args: append(slicesClone(common), "--feature-gates="+u.o.FeatureGates)}
 		}
-		return component{name: name, bin: upstream, args: slicesClone(common)}
+		return component{name: prefix + name, bin: upstream, args: slicesClone(common)}
 	}
 	return []component{
 		pick("provisioner", "zonepath-provisioner", "csi-provisioner"),
 		pick("snapshotter", "zonepath-snapshotter", "csi-snapshotter"),
-		{name: "attacher", bin: "csi-attacher", args: slicesClone(common)},
+		{name: prefix + "attacher", bin: "csi-attacher", args: slicesClone(common)},
 	}
+}
+
+// extraDrivers are the processes of every extra driver of the cluster
+// file: a zonepath controller under its own name, with its own socket,
+// state and data (kubelet.ExtraDriverDir), the same topology file and
+// its disabled capabilities, and the same choice of sidecars as the main
+// driver. The kubelet stand-in serves their node plugins. Each process is
+// named after the driver, and so is its log.
+func (u *up) extraDrivers() []component {
+	var out []component
+	for _, d := range u.o.Cluster.ExtraDrivers {
+		dir := kubelet.ExtraDriverDir(u.w.dir, d.Name)
+		socket := extraControllerSocket(u.w.dir, d.Name)
+		out = append(out, component{name: d.Name + "-controller", bin: "zonepath", args: []string{
+			"--drivername=" + d.Name, "--controller", "--node=false", "--endpoint=unix://" + socket,
+			"--state-dir=" + filepath.Join(dir, "state"), "--data-dir=" + filepath.Join(dir, "data"),
+			"--topology-file=" + u.w.path("driver", "topology.yaml"),
+			"--disable-capabilities=" + strings.Join(d.DisableCapabilities, ","), "--v=2",
+		}})
+		out = append(out, u.sidecarsOn(d.Name+"-", socket)...)
+	}
+	return out
+}
+
+// extraControllerSocket is the controller socket of an extra driver.
+func extraControllerSocket(workDir, name string) string {
+	return filepath.Join(kubelet.ExtraDriverDir(workDir, name), "controller.sock")
 }
 
 // kubeletStandIn runs zonepath-cluster's kubelet command, the stand-in

@@ -35,7 +35,7 @@ func (s *State) stop(ctx context.Context, out io.Writer) error {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(out, "  stopped %-24s %s\n", p.Name, since(t0))
+		fmt.Fprintf(out, "  stopped %-36s %s\n", p.Name, since(t0))
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,6 +87,10 @@ func Up(ctx context.Context, o Options) (s *State, err error) {
 		return nil, err
 	}
 	u.state = &State{WorkDir: o.WorkDir, Kubeconfig: u.w.adminKubeconfig(), Controller: u.controllerSocket()}
+	for _, d := range o.Cluster.ExtraDrivers {
+		u.state.ExtraDrivers = append(u.state.ExtraDrivers, ExtraDriver{
+			Name: d.Name, Controller: extraControllerSocket(o.WorkDir, d.Name), Disabled: d.DisableCapabilities})
+	}
 	defer func() {
 		if err != nil {
 			fmt.Fprintf(o.Out, "start failed, stopping what was started (logs stay in %s)\n", u.w.path("logs"))
@@ -266,6 +271,7 @@ func (u *up) startRest(context.Context) error {
 		return err
 	}
 	all := append([]component{u.controllerManager(), sched, u.kwok(), u.snapshotController(), u.driverController()}, u.sidecars()...)
+	all = append(all, u.extraDrivers()...)
 	for _, c := range append(all, u.kubeletStandIn()) {
 		if _, err := u.start(c); err != nil {
 			return err
@@ -332,7 +338,7 @@ func (u *up) ready(ctx context.Context) error {
 		if err != nil {
 			return false, nil
 		}
-		ready, registered := countReady(nodes.Items), countRegistered(csiNodes.Items, want)
+		ready, registered := countReady(nodes.Items), countRegistered(csiNodes.Items, want, u.o.Cluster.Drivers())
 		progress = fmt.Sprintf("%d of %d nodes Ready, %d of %d node plugins registered", ready, len(want), registered, countTrue(want))
 		if ready < len(want) || registered < countTrue(want) {
 			return false, nil
@@ -359,16 +365,20 @@ func countReady(nodes []v1.Node) int {
 	return n
 }
 
-func countRegistered(csiNodes []storagev1.CSINode, want map[string]bool) int {
+// countRegistered counts the wanted nodes whose CSINode lists every one
+// of drivers.
+func countRegistered(csiNodes []storagev1.CSINode, want map[string]bool, drivers []string) int {
 	n := 0
 	for _, cn := range csiNodes {
 		if !want[cn.Name] {
 			continue
 		}
-		for _, d := range cn.Spec.Drivers {
-			if d.Name == objects.Driver {
-				n++
-			}
+		all := true
+		for _, name := range drivers {
+			all = all && slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == name })
+		}
+		if all {
+			n++
 		}
 	}
 	return n
@@ -405,6 +415,13 @@ func (s *State) Summary() string {
 	fmt.Fprintf(&b, "kubeconfig:  %s\n", s.Kubeconfig)
 	fmt.Fprintf(&b, "API server:  %s\n", s.Server)
 	fmt.Fprintf(&b, "CSI driver:  %s (controller)\n", s.Controller)
+	for _, d := range s.ExtraDrivers {
+		disabled := ""
+		if len(d.Disabled) > 0 {
+			disabled = ", without " + strings.Join(d.Disabled, ", ")
+		}
+		fmt.Fprintf(&b, "CSI driver:  %s (controller of %s%s)\n", d.Controller, d.Name, disabled)
+	}
 	fmt.Fprintf(&b, "logs:        %s\n", (&workDir{dir: s.WorkDir}).path("logs"))
 	fmt.Fprintf(&b, "try:         kubectl --kubeconfig %s get nodes -L topology.kubernetes.io/zone\n", s.Kubeconfig)
 	return b.String()

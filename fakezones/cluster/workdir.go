@@ -67,6 +67,15 @@ type State struct {
 	Server     string          `json:"server"`
 	Controller string          `json:"controllerSocket"`
 	Processes  []*proc.Process `json:"processes"`
+	// ExtraDrivers are the cluster file's extra drivers, as started.
+	ExtraDrivers []ExtraDriver `json:"extraDrivers,omitempty"`
+}
+
+// ExtraDriver is an extra driver of a running cluster.
+type ExtraDriver struct {
+	Name       string   `json:"name"`
+	Controller string   `json:"controllerSocket"`
+	Disabled   []string `json:"disabledCapabilities,omitempty"`
 }
 
 func (w *workDir) writeState(s *State) error {

@@ -11,6 +11,10 @@
 //   - labels the Node with the plugin's topology segment and records the
 //     node ID in the csi.volume.kubernetes.io/nodeid annotation.
 //
+// A cluster with extra drivers (spec.File.ExtraDrivers) gets a node plugin
+// of each on every node with the driver, registered the same way: one
+// CSINode entry per driver, and one entry per driver in the annotation.
+//
 // Like kubelet it creates every node's CSINode, with no drivers, before
 // any plugin registers; the cluster file can instead leave a node without
 // a CSINode, without the driver, or register it late.
@@ -62,7 +66,44 @@ type Config struct {
 
 // SocketPath is the node plugin socket of node under workDir.
 func SocketPath(workDir, node string) string {
-	return filepath.Join(workDir, "csi", "nodes", node+".sock")
+	return filepath.Join(socketDir(workDir), node+".sock")
+}
+
+// socketDir holds zonepath's node plugin sockets.
+func socketDir(workDir string) string { return filepath.Join(workDir, "csi", "nodes") }
+
+// ExtraDriverDir holds everything of an extra driver under workDir: its
+// controller's socket, state and data, and its node plugins' sockets and
+// state, apart from every other driver's.
+func ExtraDriverDir(workDir, name string) string { return filepath.Join(workDir, "drivers", name) }
+
+// Driver is one CSI driver whose node plugins the stand-in serves.
+type Driver struct {
+	Name string
+	// Disable are the capabilities its plugins do not advertise.
+	Disable []string
+	// SocketDir holds its node plugins' sockets and StateDir their state
+	// databases, one per node; DataDir is its controller's data
+	// directory, which they share.
+	SocketDir, StateDir, DataDir string
+}
+
+func (d Driver) socket(node string) string { return filepath.Join(d.SocketDir, node+".sock") }
+
+// Drivers lays out the cluster's drivers: zonepath's (its data in
+// cfg.DataDir, sockets where SocketPath says), then every extra driver
+// under ExtraDriverDir.
+func (cfg Config) Drivers() []Driver {
+	out := []Driver{{
+		Name:      plugin.DefaultName,
+		SocketDir: socketDir(cfg.WorkDir), StateDir: filepath.Join(cfg.WorkDir, "nodes"), DataDir: cfg.DataDir,
+	}}
+	for _, e := range cfg.Cluster.ExtraDrivers {
+		dir := ExtraDriverDir(cfg.WorkDir, e.Name)
+		out = append(out, Driver{Name: e.Name, Disable: e.DisableCapabilities,
+			SocketDir: filepath.Join(dir, "nodes"), StateDir: filepath.Join(dir, "node-state"), DataDir: filepath.Join(dir, "data")})
+	}
+	return out
 }
 
 // Run serves every node plugin and registers it, until ctx is done.
@@ -97,26 +138,37 @@ func Run(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// startPlugins opens a node plugin per node with the driver, a few at a
-// time: each opens its own state database. The first one probes whether
-// bind mounts work here; the others take its answer instead of probing
-// again.
+// instance is one node plugin: a driver on a node.
+type instance struct {
+	driver Driver
+	node   spec.Node
+}
+
+// startPlugins opens a node plugin per driver and node with the driver, a
+// few at a time: each opens its own state database. The first one probes
+// whether bind mounts work here; the others take its answer instead of
+// probing again.
 func startPlugins(ctx context.Context, cfg Config) ([]*plugin.Plugin, error) {
-	nodes := driverNodes(cfg.Cluster)
-	plugins := make([]*plugin.Plugin, len(nodes))
-	if len(nodes) == 0 {
+	var all []instance
+	for _, d := range cfg.Drivers() {
+		for _, n := range driverNodes(cfg.Cluster) {
+			all = append(all, instance{d, n})
+		}
+	}
+	plugins := make([]*plugin.Plugin, len(all))
+	if len(all) == 0 {
 		return nil, nil
 	}
-	first, err := newPlugin(cfg, nodes[0], "auto")
+	first, err := newPlugin(cfg, all[0], "auto")
 	if err != nil {
 		return nil, err
 	}
 	plugins[0] = first
 	g, _ := errgroup.WithContext(ctx)
 	g.SetLimit(8)
-	for i, n := range nodes[1:] {
+	for i, in := range all[1:] {
 		g.Go(func() error {
-			p, err := newPlugin(cfg, n, first.MountKind())
+			p, err := newPlugin(cfg, in, first.MountKind())
 			plugins[i+1] = p
 			return err
 		})
@@ -129,7 +181,7 @@ func startPlugins(ctx context.Context, cfg Config) ([]*plugin.Plugin, error) {
 	for i, p := range plugins {
 		go func() {
 			if err := p.Serve(ctx); err != nil {
-				klog.FromContext(ctx).Error(err, "Node plugin stopped", "node", nodes[i].Name)
+				klog.FromContext(ctx).Error(err, "Node plugin stopped", "driver", all[i].driver.Name, "node", all[i].node.Name)
 			}
 		}()
 	}
@@ -146,19 +198,24 @@ func driverNodes(cl *spec.Cluster) []spec.Node {
 	return out
 }
 
-func newPlugin(cfg Config, n spec.Node, mount string) (*plugin.Plugin, error) {
+func newPlugin(cfg Config, in instance, mount string) (*plugin.Plugin, error) {
+	n, d := in.node, in.driver
 	zone, err := cfg.Topology.FindZone(n.Region + "/" + n.Zone)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", n.Name, err)
 	}
-	p, err := plugin.New(plugin.Config{
-		Endpoint: "unix://" + SocketPath(cfg.WorkDir, n.Name), NodeID: n.Name,
-		StateDir: filepath.Join(cfg.WorkDir, "nodes", n.Name), DataDir: cfg.DataDir,
+	pc := plugin.Config{
+		Name: d.Name, Endpoint: "unix://" + d.socket(n.Name), NodeID: n.Name,
+		StateDir: filepath.Join(d.StateDir, n.Name), DataDir: d.DataDir,
 		Topology: cfg.Topology, Node: plugin.NodeLocation{Zone: zone},
 		ServeNode: true, Mount: mount,
-	})
+	}
+	if err := pc.DisableCapabilities(d.Disable); err != nil {
+		return nil, fmt.Errorf("driver %s: %w", d.Name, err)
+	}
+	p, err := plugin.New(pc)
 	if err != nil {
-		return nil, fmt.Errorf("node %s: %w", n.Name, err)
+		return nil, fmt.Errorf("driver %s on node %s: %w", d.Name, n.Name, err)
 	}
 	return p, nil
 }
@@ -182,17 +239,29 @@ func register(ctx context.Context, cfg Config, n spec.Node) error {
 		case <-time.After(n.RegisterAfter):
 		}
 	}
-	info, err := nodeGetInfo(ctx, SocketPath(cfg.WorkDir, n.Name))
+	// One driver after the other: each rewrites the node's annotation.
+	for _, d := range cfg.Drivers() {
+		if err := registerDriver(ctx, cfg.Kube, d, n.Name); err != nil {
+			return fmt.Errorf("node %s, driver %s: %w", n.Name, d.Name, err)
+		}
+	}
+	return nil
+}
+
+// registerDriver does what kubelet's plugin registration does for one
+// driver's node plugin on one node.
+func registerDriver(ctx context.Context, kube kubernetes.Interface, d Driver, node string) error {
+	info, err := nodeGetInfo(ctx, d.socket(node))
 	if err != nil {
-		return fmt.Errorf("node %s: %w", n.Name, err)
+		return err
 	}
-	if err := labelNode(ctx, cfg.Kube, n.Name, info); err != nil {
-		return fmt.Errorf("node %s: %w", n.Name, err)
+	if err := labelNode(ctx, kube, node, d.Name, info); err != nil {
+		return err
 	}
-	if err := addDriver(ctx, cfg.Kube, n.Name, info); err != nil {
-		return fmt.Errorf("node %s: %w", n.Name, err)
+	if err := addDriver(ctx, kube, node, d.Name, info); err != nil {
+		return err
 	}
-	klog.FromContext(ctx).V(2).Info("Registered", "node", n.Name, "nodeID", info.GetNodeId(),
+	klog.FromContext(ctx).V(2).Info("Registered", "node", node, "driver", d.Name, "nodeID", info.GetNodeId(),
 		"maxVolumesPerNode", info.GetMaxVolumesPerNode(), "topology", info.GetAccessibleTopology().GetSegments())
 	return nil
 }
@@ -252,8 +321,8 @@ func ensureCSINode(ctx context.Context, kube kubernetes.Interface, name string) 
 
 // addDriver puts the plugin's entry into the CSINode, replacing an older
 // entry of the same driver as kubelet does on re-registration.
-func addDriver(ctx context.Context, kube kubernetes.Interface, name string, info *csi.NodeGetInfoResponse) error {
-	entry := storagev1.CSINodeDriver{Name: plugin.DefaultName, NodeID: info.GetNodeId(), TopologyKeys: topologyKeys(info)}
+func addDriver(ctx context.Context, kube kubernetes.Interface, name, driver string, info *csi.NodeGetInfoResponse) error {
+	entry := storagev1.CSINodeDriver{Name: driver, NodeID: info.GetNodeId(), TopologyKeys: topologyKeys(info)}
 	if n := info.GetMaxVolumesPerNode(); n > 0 {
 		entry.Allocatable = &storagev1.VolumeNodeResources{Count: ptr.To(int32(min(n, 1<<31-1)))}
 	}
@@ -284,21 +353,37 @@ func topologyKeys(info *csi.NodeGetInfoResponse) []string {
 }
 
 // labelNode adds the plugin's segment to the node's labels and its node ID
-// to the nodeid annotation, with a strategic merge patch that leaves every
-// other label alone. The annotation holds only zonepath: a fake node has
-// no other CSI driver whose entry it could drop.
-func labelNode(ctx context.Context, kube kubernetes.Interface, name string, info *csi.NodeGetInfoResponse) error {
-	ids, err := json.Marshal(map[string]string{plugin.DefaultName: info.GetNodeId()})
-	if err != nil {
+// to the nodeid annotation, leaving every other label alone. The
+// annotation is one JSON map with an entry per driver, as kubelet keeps
+// it, so it is read, extended and written back under the node's
+// resourceVersion: a concurrent writer makes the patch conflict and retry
+// instead of dropping another driver's entry.
+func labelNode(ctx context.Context, kube kubernetes.Interface, name, driver string, info *csi.NodeGetInfoResponse) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		ids := map[string]string{}
+		if raw := node.Annotations[NodeIDAnnotation]; raw != "" {
+			if err := json.Unmarshal([]byte(raw), &ids); err != nil {
+				return fmt.Errorf("annotation %s of node %s: %w", NodeIDAnnotation, name, err)
+			}
+		}
+		ids[driver] = info.GetNodeId()
+		idsJSON, err := json.Marshal(ids)
+		if err != nil {
+			return err
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": node.ResourceVersion,
+			"labels":          info.GetAccessibleTopology().GetSegments(),
+			"annotations":     map[string]string{NodeIDAnnotation: string(idsJSON)},
+		}})
+		if err != nil {
+			return err
+		}
+		_, err = kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 		return err
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"labels":      info.GetAccessibleTopology().GetSegments(),
-		"annotations": map[string]string{NodeIDAnnotation: string(ids)},
-	}})
-	if err != nil {
-		return err
-	}
-	_, err = kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	return err
+	})
 }

@@ -2,7 +2,10 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -34,37 +37,8 @@ func TestRegistersLikeKubelet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := yaml.Marshal(cl.DriverTopology())
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := topology.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube := fake.NewClientset()
-	for _, n := range cl.Nodes {
-		if _, err := kube.CoreV1().Nodes().Create(context.Background(), objects.Node(n), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Unix socket paths are short; t.TempDir() can be too long for them.
-	dir, err := shortTempDir(t)
-	if err != nil {
-		t.Fatal(err)
-	}
 	started := time.Now()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{Cluster: cl, Topology: topo, Kube: kube, WorkDir: dir, DataDir: dir + "/data"})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	ctx, kube := runStandIn(t, cl)
 
 	driverOf := func(ctx context.Context, node string) (found bool, id string, keys string, count int32, err error) {
 		cn, err := kube.StorageV1().CSINodes().Get(ctx, node, metav1.GetOptions{})
@@ -135,6 +109,88 @@ func TestRegistersLikeKubelet(t *testing.T) {
 		if node.Annotations[NodeIDAnnotation] != `{"zonepath.csi.dev":"`+tc.node+`"}` || node.Labels["type"] != "kwok" {
 			t.Errorf("%s: annotations %v, labels %v", tc.node, node.Annotations, node.Labels)
 		}
+	}
+}
+
+// runStandIn creates cl's nodes in a fake API and runs the stand-in on
+// them until the test ends.
+func runStandIn(t *testing.T, cl *spec.Cluster) (context.Context, *fake.Clientset) {
+	t.Helper()
+	data, err := yaml.Marshal(cl.DriverTopology())
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := fake.NewClientset()
+	for _, n := range cl.Nodes {
+		if _, err := kube.CoreV1().Nodes().Create(context.Background(), objects.Node(n), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Unix socket paths are short; t.TempDir() can be too long for them.
+	dir, err := shortTempDir(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Cluster: cl, Topology: topo, Kube: kube, WorkDir: dir, DataDir: dir + "/data"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return ctx, kube
+}
+
+// TestRegistersExtraDrivers: an extra driver's node plugin runs on every
+// node with the driver and registers beside zonepath's, as a second
+// kubelet plugin would: its own CSINode entry and its own entry in the
+// one nodeid annotation, zonepath's kept.
+func TestRegistersExtraDrivers(t *testing.T) {
+	const extra = "nocap.zonepath.csi.dev"
+	cl, err := spec.File{Zones: 1, NodesPerZone: 2, MaxVolumesPerNode: 3,
+		Nodes:        []spec.NodeOverride{{Name: "node-a-2", Registration: spec.NoDriver}},
+		ExtraDrivers: []spec.ExtraDriver{{Name: extra, DisableCapabilities: []string{"SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"}}},
+	}.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, kube := runStandIn(t, cl)
+	entries := func(ctx context.Context, node string) []string {
+		cn, err := kube.StorageV1().CSINodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, d := range cn.Spec.Drivers {
+			out = append(out, fmt.Sprintf("%s=%s/%s/%d", d.Name, d.NodeID, strings.Join(d.TopologyKeys, ","), *d.Allocatable.Count))
+		}
+		sort.Strings(out)
+		return out
+	}
+	keys := "topology.kubernetes.io/region,topology.kubernetes.io/zone"
+	want := []string{extra + "=node-a-1/" + keys + "/3", "zonepath.csi.dev=node-a-1/" + keys + "/3"}
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		return slices.Equal(entries(ctx, "node-a-1"), want), nil
+	}); err != nil {
+		t.Fatalf("CSINode node-a-1 drivers = %v, want %v", entries(ctx, "node-a-1"), want)
+	}
+	node, err := kube.CoreV1().Nodes().Get(ctx, "node-a-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := node.Annotations[NodeIDAnnotation], `{"`+extra+`":"node-a-1","zonepath.csi.dev":"node-a-1"}`; got != want {
+		t.Errorf("node-a-1 %s = %s, want %s", NodeIDAnnotation, got, want)
+	}
+	if got := entries(ctx, "node-a-2"); len(got) != 0 {
+		t.Errorf("node-a-2 has no driver, but its CSINode lists %v", got)
 	}
 }
 

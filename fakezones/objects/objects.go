@@ -1,5 +1,5 @@
 // Package objects installs what a fake-zones cluster needs in its API:
-// the snapshot CRDs, the CSIDriver, StorageClasses and
+// the snapshot CRDs, a CSIDriver per driver, StorageClasses and
 // VolumeSnapshotClasses for each binding mode with and without
 // allowedTopologies, the RBAC the scheduler plugin needs, and the kwok
 // nodes themselves.
@@ -134,21 +134,16 @@ func create(ctx context.Context, what string, fn func() error) error {
 	return nil
 }
 
-// InstallStorage creates the CSIDriver and the StorageClasses.
+// InstallStorage creates the CSIDrivers and the StorageClasses.
 func InstallStorage(ctx context.Context, c Clients, cl *spec.Cluster) error {
-	driver := &storagev1.CSIDriver{
-		ObjectMeta: metav1.ObjectMeta{Name: Driver},
-		Spec: storagev1.CSIDriverSpec{
-			AttachRequired:       ptr.To(true),
-			PodInfoOnMount:       ptr.To(false),
-			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent},
-		},
-	}
-	if err := create(ctx, "CSIDriver "+Driver, func() error {
-		_, err := c.Kube.StorageV1().CSIDrivers().Create(ctx, driver, metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return err
+	for _, name := range cl.Drivers() {
+		driver := CSIDriver(name)
+		if err := create(ctx, "CSIDriver "+name, func() error {
+			_, err := c.Kube.StorageV1().CSIDrivers().Create(ctx, driver, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
+		}
 	}
 	for _, sc := range StorageClasses(cl) {
 		if err := create(ctx, "StorageClass "+sc.Name, func() error {
@@ -161,24 +156,54 @@ func InstallStorage(ctx context.Context, c Clients, cl *spec.Cluster) error {
 	return nil
 }
 
-// StorageClasses are zonepath (Immediate) and zonepath-wffc
-// (WaitForFirstConsumer, the default class), each also as
-// <name>-<first zone> restricted to the first zone.
+// CSIDriver is the CSIDriver object of every zonepath instance.
+func CSIDriver(name string) *storagev1.CSIDriver {
+	return &storagev1.CSIDriver{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: storagev1.CSIDriverSpec{
+			AttachRequired:       ptr.To(true),
+			PodInfoOnMount:       ptr.To(false),
+			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent},
+		},
+	}
+}
+
+// classPrefix is the first part of the names of a driver's classes:
+// "zonepath" for zonepath itself, the driver's name for an extra one.
+func classPrefix(driver string) string {
+	if driver == Driver {
+		return "zonepath"
+	}
+	return driver
+}
+
+// StorageClasses are, for every driver of the cluster, <prefix>
+// (Immediate) and <prefix>-wffc (WaitForFirstConsumer), each also as
+// <name>-<first zone> restricted to the first zone; the prefix is
+// classPrefix. zonepath-wffc is the default class.
 func StorageClasses(cl *spec.Cluster) []*storagev1.StorageClass {
+	var out []*storagev1.StorageClass
+	for _, driver := range cl.Drivers() {
+		out = append(out, storageClasses(cl, driver)...)
+	}
+	return out
+}
+
+func storageClasses(cl *spec.Cluster, driver string) []*storagev1.StorageClass {
 	zone := spec.ZoneName(0)
 	var out []*storagev1.StorageClass
 	for _, mode := range []storagev1.VolumeBindingMode{storagev1.VolumeBindingImmediate, storagev1.VolumeBindingWaitForFirstConsumer} {
-		name := "zonepath"
+		name := classPrefix(driver)
 		if mode == storagev1.VolumeBindingWaitForFirstConsumer {
-			name = "zonepath-wffc"
+			name += "-wffc"
 		}
 		base := &storagev1.StorageClass{
 			ObjectMeta:        metav1.ObjectMeta{Name: name},
-			Provisioner:       Driver,
+			Provisioner:       driver,
 			ReclaimPolicy:     ptr.To(v1.PersistentVolumeReclaimDelete),
 			VolumeBindingMode: ptr.To(mode),
 		}
-		if mode == storagev1.VolumeBindingWaitForFirstConsumer {
+		if mode == storagev1.VolumeBindingWaitForFirstConsumer && driver == Driver {
 			base.Annotations = map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}
 		}
 		zonal := base.DeepCopy()
@@ -199,9 +224,10 @@ func zoneTerm(cl *spec.Cluster, i int) v1.TopologySelectorTerm {
 	}}
 }
 
-// InstallSnapshotClasses creates the VolumeSnapshotClasses: zonepath (the
-// default), zonepath-<first zone> with allowedTopologies for the first
-// zone, and zonepath-region taking region-wide snapshots.
+// InstallSnapshotClasses creates the VolumeSnapshotClasses of every
+// driver: <prefix> (the driver's default), <prefix>-<first zone> with
+// allowedTopologies for the first zone, and <prefix>-region taking
+// region-wide snapshots; the prefix is classPrefix.
 func InstallSnapshotClasses(ctx context.Context, c Clients, cl *spec.Cluster) error {
 	for _, vsc := range SnapshotClasses(cl) {
 		if err := create(ctx, "VolumeSnapshotClass "+vsc.GetName(), func() error {
@@ -217,21 +243,32 @@ func InstallSnapshotClasses(ctx context.Context, c Clients, cl *spec.Cluster) er
 // SnapshotClasses are the VolumeSnapshotClasses InstallSnapshotClasses
 // creates, unstructured because allowedTopologies is not in the typed API.
 func SnapshotClasses(cl *spec.Cluster) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, driver := range cl.Drivers() {
+		out = append(out, snapshotClasses(cl, driver)...)
+	}
+	return out
+}
+
+func snapshotClasses(cl *spec.Cluster, driver string) []*unstructured.Unstructured {
 	class := func(name string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": snapshotapi.Group + "/v1", "kind": "VolumeSnapshotClass",
-			"metadata": map[string]any{"name": name}, "driver": Driver, "deletionPolicy": "Delete",
+			"metadata": map[string]any{"name": name}, "driver": driver, "deletionPolicy": "Delete",
 		}}
 	}
-	def := class("zonepath")
+	prefix := classPrefix(driver)
+	// The snapshot controller picks the default class among those of the
+	// claim's driver, so every driver has its own.
+	def := class(prefix)
 	def.SetAnnotations(map[string]string{"snapshot.storage.kubernetes.io/is-default-class": "true"})
-	zonal := class("zonepath-" + spec.ZoneName(0))
+	zonal := class(prefix + "-" + spec.ZoneName(0))
 	term := zoneTerm(cl, 0)
 	zonal.Object["allowedTopologies"] = []any{map[string]any{"matchLabelExpressions": []any{
 		map[string]any{"key": term.MatchLabelExpressions[0].Key, "values": []any{term.MatchLabelExpressions[0].Values[0]}},
 		map[string]any{"key": term.MatchLabelExpressions[1].Key, "values": []any{term.MatchLabelExpressions[1].Values[0]}},
 	}}}
-	region := class("zonepath-region")
+	region := class(prefix + "-region")
 	region.Object["parameters"] = map[string]any{"zonepath.csi.dev/snapshotScope": "region"}
 	return []*unstructured.Unstructured{def, zonal, region}
 }

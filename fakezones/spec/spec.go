@@ -5,12 +5,16 @@ package spec
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/topology"
 )
 
@@ -57,6 +61,22 @@ type File struct {
 	SnapshotQuotas map[string]int64 `json:"snapshotQuotas,omitempty"`
 	// Nodes overrides single nodes by name.
 	Nodes []NodeOverride `json:"nodes,omitempty"`
+	// ExtraDrivers are more instances of the zonepath driver under other
+	// names, each with its own controller, sidecars, node plugins (on
+	// every node that has the main driver), CSIDriver and classes: a
+	// second driver in the same cluster, for example one that lacks a
+	// capability.
+	ExtraDrivers []ExtraDriver `json:"extraDrivers,omitempty"`
+}
+
+// ExtraDriver is one more zonepath driver instance.
+type ExtraDriver struct {
+	// Name is its CSI driver name, other than zonepath.csi.dev.
+	Name string `json:"name"`
+	// DisableCapabilities are the plugin capabilities it does not
+	// advertise (zonepath --disable-capabilities), so that it plays a
+	// driver without them.
+	DisableCapabilities []string `json:"disableCapabilities,omitempty"`
 }
 
 // NodeOverride changes one node.
@@ -82,6 +102,16 @@ func (n Node) HasDriver() bool { return n.Registration == Registered || n.Regist
 type Cluster struct {
 	File
 	Nodes []Node
+}
+
+// Drivers are the names of every driver the cluster runs: zonepath's,
+// then the extra ones in file order.
+func (c *Cluster) Drivers() []string {
+	names := []string{plugin.DefaultName}
+	for _, d := range c.ExtraDrivers {
+		names = append(names, d.Name)
+	}
+	return names
 }
 
 // Load reads a cluster file; an empty path gives the defaults.
@@ -150,12 +180,44 @@ func (f File) validate() error {
 	case f.MaxVolumesPerNode < 0:
 		return fmt.Errorf("maxVolumesPerNode: %d is negative", f.MaxVolumesPerNode)
 	}
+	if err := f.validateExtraDrivers(); err != nil {
+		return err
+	}
 	for zone, quota := range f.SnapshotQuotas {
 		if !f.hasZone(zone) {
 			return fmt.Errorf("snapshotQuotas: %q is not a zone of this cluster (%s to %s)", zone, ZoneName(0), ZoneName(f.Zones-1))
 		}
 		if quota < 0 {
 			return fmt.Errorf("snapshotQuotas: %s: %d is negative", zone, quota)
+		}
+	}
+	return nil
+}
+
+// validateExtraDrivers checks each extra driver's name (a CSI name that
+// is also a CSIDriver object's name, unique in the cluster) and the
+// capabilities it disables.
+func (f File) validateExtraDrivers() error {
+	seen := sets.New(plugin.DefaultName)
+	for i, d := range f.ExtraDrivers {
+		where := fmt.Sprintf("extraDrivers[%d]", i)
+		if err := plugin.ValidateName(d.Name); err != nil {
+			return fmt.Errorf("%s.name: %w", where, err)
+		}
+		// The CSIDriver object, and the classes named after the driver,
+		// need a lowercase DNS subdomain.
+		if errs := validation.IsDNS1123Subdomain(d.Name); len(errs) > 0 {
+			return fmt.Errorf("%s.name: %q: %s", where, d.Name, strings.Join(errs, "; "))
+		}
+		if seen.Has(d.Name) {
+			return fmt.Errorf("%s.name: %q is already a driver of this cluster", where, d.Name)
+		}
+		seen.Insert(d.Name)
+		if slices.Contains(d.DisableCapabilities, plugin.CapControllerService) {
+			return fmt.Errorf("%s.disableCapabilities: %s cannot be disabled: the driver's sidecars need the controller service", where, plugin.CapControllerService)
+		}
+		if err := new(plugin.Config).DisableCapabilities(d.DisableCapabilities); err != nil {
+			return fmt.Errorf("%s.disableCapabilities: %w", where, err)
 		}
 	}
 	return nil

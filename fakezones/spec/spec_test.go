@@ -58,6 +58,21 @@ func TestExpand(t *testing.T) {
 				t.Errorf("attach limits = %d, %d", byName["node-c-1"].MaxVolumesPerNode, byName["node-c-2"].MaxVolumesPerNode)
 			}
 		}},
+		{name: "extra drivers", file: File{ExtraDrivers: []ExtraDriver{
+			{Name: "nocap.zonepath.csi.dev", DisableCapabilities: []string{"SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"}},
+			{Name: "second.example.com"},
+		}}, check: func(t *testing.T, c *Cluster) {
+			if got := strings.Join(c.Drivers(), " "); got != "zonepath.csi.dev nocap.zonepath.csi.dev second.example.com" {
+				t.Fatalf("Drivers() = %s", got)
+			}
+		}},
+		{name: "extra driver without name", file: File{ExtraDrivers: []ExtraDriver{{}}}, wantErr: "extraDrivers[0].name: a CSI driver name is required"},
+		{name: "extra driver named like the main one", file: File{ExtraDrivers: []ExtraDriver{{Name: "zonepath.csi.dev"}}}, wantErr: `extraDrivers[0].name: "zonepath.csi.dev" is already a driver of this cluster`},
+		{name: "extra driver twice", file: File{ExtraDrivers: []ExtraDriver{{Name: "a.dev"}, {Name: "a.dev"}}}, wantErr: `extraDrivers[1].name: "a.dev" is already`},
+		{name: "extra driver name not CSI", file: File{ExtraDrivers: []ExtraDriver{{Name: "no_cap"}}}, wantErr: "extraDrivers[0].name: CSI driver name \"no_cap\" is not in domain name notation"},
+		{name: "extra driver name uppercase", file: File{ExtraDrivers: []ExtraDriver{{Name: "NoCap.dev"}}}, wantErr: `extraDrivers[0].name: "NoCap.dev": a lowercase RFC 1123 subdomain`},
+		{name: "extra driver unknown capability", file: File{ExtraDrivers: []ExtraDriver{{Name: "a.dev", DisableCapabilities: []string{"SNAPSHOTS"}}}}, wantErr: `extraDrivers[0].disableCapabilities: unknown capability "SNAPSHOTS"`},
+		{name: "extra driver without controller", file: File{ExtraDrivers: []ExtraDriver{{Name: "a.dev", DisableCapabilities: []string{"CONTROLLER_SERVICE"}}}}, wantErr: "CONTROLLER_SERVICE cannot be disabled"},
 		{name: "too many zones", file: File{Zones: 27}, wantErr: "zones: 27 is not between 1 and 26"},
 		{name: "more regions than zones", file: File{Regions: 4, Zones: 3}, wantErr: "regions: 4"},
 		{name: "negative nodes", file: File{NodesPerZone: -1}, wantErr: "nodesPerZone: -1"},
@@ -133,6 +148,11 @@ func TestLoad(t *testing.T) {
 	os.WriteFile(typo, []byte("zone: 2\n"), 0o644)
 	if _, err := Load(typo); err == nil || !strings.Contains(err.Error(), `unknown field "zone"`) {
 		t.Fatalf("a misspelt field gave %v, want an unknown-field error", err)
+	}
+	typo = filepath.Join(dir, "extra-typo.yaml")
+	os.WriteFile(typo, []byte("extraDrivers:\n- name: nocap.zonepath.csi.dev\n  disableCapability: [SNAPSHOT_ACCESSIBILITY_CONSTRAINTS]\n"), 0o644)
+	if _, err := Load(typo); err == nil || !strings.Contains(err.Error(), `unknown field "disableCapability"`) {
+		t.Fatalf("a misspelt extraDrivers field gave %v, want an unknown-field error naming it", err)
 	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "reading cluster file") {
 		t.Fatalf("a missing file gave %v", err)

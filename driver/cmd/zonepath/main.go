@@ -23,6 +23,7 @@ import (
 var version = "devel"
 
 type options struct {
+	name                                              string
 	endpoint, nodeID, stateDir, dataDir, topologyFile string
 	nodeZone, nodeRack, kubeconfig                    string
 	nodeFromLabels                                    bool
@@ -37,6 +38,7 @@ type options struct {
 func main() {
 	klog.InitFlags(nil)
 	var o options
+	flag.StringVar(&o.name, "drivername", plugin.DefaultName, "name of the driver (GetPluginInfo), for running a second instance beside another; CSI domain name notation, at most 63 characters")
 	flag.StringVar(&o.endpoint, "endpoint", "unix:///var/lib/kubelet/plugins/zonepath.csi.dev/csi.sock", "CSI endpoint, unix:///path/to/socket")
 	flag.StringVar(&o.nodeID, "nodeid", "", "ID of this node; required with --node")
 	flag.StringVar(&o.stateDir, "state-dir", "/var/lib/zonepath", "directory of the durable state database")
@@ -57,7 +59,7 @@ func main() {
 	flag.BoolVar(&o.showVersion, "version", false, "print the version and exit")
 	flag.Parse()
 	if o.showVersion {
-		fmt.Println(plugin.DefaultName, version)
+		fmt.Println(o.name, version)
 		return
 	}
 	plugin.ApplyRuntimeDefaults()
@@ -88,15 +90,18 @@ func run(o options) error {
 
 func (o options) config(ctx context.Context) (plugin.Config, error) {
 	cfg := plugin.Config{
-		Version: version, Endpoint: o.endpoint, NodeID: o.nodeID, StateDir: o.stateDir, DataDir: o.dataDir,
+		Name: o.name, Version: version, Endpoint: o.endpoint, NodeID: o.nodeID, StateDir: o.stateDir, DataDir: o.dataDir,
 		ServeController: o.controller, ServeNode: o.node, MaxVolumesPerNode: o.maxVolumesPerNode,
 		MaxVolumeSize: o.maxVolumeSize, Mount: o.mount,
+	}
+	if err := plugin.ValidateName(o.name); err != nil {
+		return cfg, fmt.Errorf("--drivername: %w", err)
 	}
 	if !o.controller && !o.node {
 		return cfg, fmt.Errorf("--controller=false and --node=false: nothing to serve")
 	}
-	if err := o.capabilities(&cfg); err != nil {
-		return cfg, err
+	if err := cfg.DisableCapabilities(strings.Split(o.disable, ",")); err != nil {
+		return cfg, fmt.Errorf("--disable-capabilities: %w", err)
 	}
 	topo := topology.Default()
 	if o.topologyFile != "" {
@@ -125,23 +130,6 @@ func (o options) config(ctx context.Context) (plugin.Config, error) {
 		cfg.Faults = inj
 	}
 	return cfg, nil
-}
-
-func (o options) capabilities(cfg *plugin.Config) error {
-	for _, c := range strings.Split(o.disable, ",") {
-		switch strings.TrimSpace(c) {
-		case "":
-		case "CONTROLLER_SERVICE":
-			cfg.DisableControllerService = true
-		case "VOLUME_ACCESSIBILITY_CONSTRAINTS":
-			cfg.DisableVolumeAccessibility = true
-		case "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS":
-			cfg.DisableSnapshotAccessibility = true
-		default:
-			return fmt.Errorf("--disable-capabilities: unknown capability %q", c)
-		}
-	}
-	return nil
 }
 
 // nodeLocation finds this node's zone: --node-zone, else the topology

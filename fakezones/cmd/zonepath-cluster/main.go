@@ -91,7 +91,7 @@ func upCommand() *cobra.Command {
 	f.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
 	f.StringVar(&o.DriverFaultRules, "driver-fault-rules", "", "fault rules file (driver/faults/README.md) for the zonepath controller, re-read when it changes: makes the driver break a rule on purpose")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up and stop everything when not ready by then")
-	f.StringVar(&file, "config", "", "cluster file (regions, zones, nodesPerZone, maxVolumesPerNode, nodes); flags override it")
+	f.StringVar(&file, "config", "", "cluster file (regions, zones, nodesPerZone, maxVolumesPerNode, snapshotQuotas, nodes, extraDrivers); flags override it")
 	f.IntVar(&overrides.Regions, "regions", 0, "regions the zones are spread over (default 1)")
 	f.IntVar(&overrides.Zones, "zones", 0, "zones (default 3)")
 	f.IntVar(&overrides.NodesPerZone, "nodes-per-zone", 0, "kwok nodes per zone (default 2)")
@@ -164,7 +164,7 @@ func statusCommand() *cobra.Command {
 				if p.Alive() {
 					state = "running"
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%-24s pid %-8d %s\n", p.Name, p.PID, state)
+				fmt.Fprintf(cmd.OutOrStdout(), "%-36s pid %-8d %s\n", p.Name, p.PID, state)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), s.Summary())
 			return nil
