@@ -13,7 +13,10 @@
 //
 // Like kubelet it creates every node's CSINode, with no drivers, before
 // any plugin registers; the cluster file can instead leave a node without
-// a CSINode, without the driver, or register it late.
+// a CSINode, without the driver, register it late, or register it only
+// while the Node carries a label (and deregister it, removing the CSINode
+// entry and the node ID, when the label goes, as kubelet does when a
+// DaemonSet's node plugin leaves the node).
 package kubelet
 
 import (
@@ -34,9 +37,12 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -77,9 +83,21 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	// Followers of a registration label run until ctx is done; Run waits
+	// for them before closing the plugins they call.
+	var followers sync.WaitGroup
+	defer followers.Wait()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(cfg.Cluster.Nodes))
 	for _, n := range cfg.Cluster.Nodes {
+		if n.Registration == spec.OnLabel {
+			followers.Go(func() {
+				if err := followLabel(ctx, cfg, n); err != nil && ctx.Err() == nil {
+					logger.Error(err, "Following the registration label failed", "node", n.Name)
+				}
+			})
+			continue
+		}
 		wg.Go(func() {
 			if err := register(ctx, cfg, n); err != nil && ctx.Err() == nil {
 				logger.Error(err, "Registration failed", "node", n.Name)
@@ -92,7 +110,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := <-errs; err != nil {
 		return err
 	}
-	logger.Info("All node plugins registered", "nodes", len(cfg.Cluster.Nodes))
+	logger.Info("All node plugins registered at start", "nodes", len(cfg.Cluster.Nodes))
 	<-ctx.Done()
 	return nil
 }
@@ -182,6 +200,13 @@ func register(ctx context.Context, cfg Config, n spec.Node) error {
 		case <-time.After(n.RegisterAfter):
 		}
 	}
+	return registerDriver(ctx, cfg, n)
+}
+
+// registerDriver does what kubelet's plugin registration does for a
+// node plugin that has started: NodeGetInfo, then node labels, node ID
+// annotation and the CSINode entry.
+func registerDriver(ctx context.Context, cfg Config, n spec.Node) error {
 	info, err := nodeGetInfo(ctx, SocketPath(cfg.WorkDir, n.Name))
 	if err != nil {
 		return fmt.Errorf("node %s: %w", n.Name, err)
@@ -194,6 +219,90 @@ func register(ctx context.Context, cfg Config, n spec.Node) error {
 	}
 	klog.FromContext(ctx).V(2).Info("Registered", "node", n.Name, "nodeID", info.GetNodeId(),
 		"maxVolumesPerNode", info.GetMaxVolumesPerNode(), "topology", info.GetAccessibleTopology().GetSegments())
+	return nil
+}
+
+// followLabel keeps an OnLabel node's registration in step with its
+// spec.RegisterLabel until ctx is done. It watches only that Node. A
+// failed (de)registration is logged and tried again on the node's next
+// update (kwok's heartbeats update it).
+func followLabel(ctx context.Context, cfg Config, n spec.Node) error {
+	if err := ensureCSINode(ctx, cfg.Kube, n.Name); err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", n.Name).String()
+	}))
+	defer factory.Shutdown()
+	nodes := factory.Core().V1().Nodes()
+	// Level-triggered: a change only wakes the loop, which reads the
+	// latest Node; a wake-up already pending covers later changes.
+	changed := make(chan struct{}, 1)
+	wake := func(any) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: wake, UpdateFunc: func(_, obj any) { wake(obj) },
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	logger := klog.FromContext(ctx).WithValues("node", n.Name)
+	registered := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		}
+		node, err := nodes.Lister().Get(n.Name)
+		if err != nil {
+			continue
+		}
+		want := node.Labels[spec.RegisterLabel] == "true"
+		if want == registered {
+			continue
+		}
+		if want {
+			err = registerDriver(ctx, cfg, n)
+		} else {
+			err = deregisterDriver(ctx, cfg.Kube, n.Name)
+		}
+		if err != nil {
+			logger.Error(err, "Changing the registration failed; trying again on the next node update", "register", want)
+			continue
+		}
+		registered = want
+		logger.Info("Registration follows the node label", "label", spec.RegisterLabel, "registered", registered)
+	}
+}
+
+// deregisterDriver undoes registerDriver as kubelet does when a plugin
+// goes: the CSINode entry and the node ID go, the topology labels stay.
+func deregisterDriver(ctx context.Context, kube kubernetes.Interface, name string) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		csiNode, err := kube.StorageV1().CSINodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		kept := slices.DeleteFunc(slices.Clone(csiNode.Spec.Drivers), func(d storagev1.CSINodeDriver) bool { return d.Name == plugin.DefaultName })
+		if len(kept) == len(csiNode.Spec.Drivers) {
+			return nil
+		}
+		csiNode.Spec.Drivers = kept
+		_, err = kube.StorageV1().CSINodes().Update(ctx, csiNode, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("node %s: removing the CSINode entry: %w", name, err)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + NodeIDAnnotation + `":null}}}`)
+	if _, err := kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("node %s: removing the node ID: %w", name, err)
+	}
 	return nil
 }
 
