@@ -1,5 +1,5 @@
 // Package e2e is zonepath's conformance suite for KEP-5943 (snapshot
-// topology) and, later, KEP-5030 (attach limits): a Ginkgo v2 suite on the
+// topology) and KEP-5030 (attach limits): a Ginkgo v2 suite on the
 // upstream e2e framework, built as bin/zonepath-e2e with go test -c the
 // way upstream builds e2e.test, and run against any cluster and CSI
 // driver. It tests behaviour only through the Kubernetes API.

@@ -82,4 +82,5 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	defineSnapshotTopology(e)
 	defineTopology(e)
 	defineGateOff(e)
+	defineAttachLimits(e)
 }

@@ -21,9 +21,10 @@
 #      driver, without snapshot topology (label capability-off), JUnit in
 #      e2e/junit-nocap.xml;
 #   5. a third fake-zones cluster from hack/conformance/e2e-cluster-2.yaml
-#      whose controllers run with --feature-gates=VolumeSnapshotTopology=false,
-#      and the feature-gate-off specs against it
-#      (e2e/testdata/zonepath-gate-off-ext.yaml); JUnit in e2e/junit-gate-off.xml;
+#      whose controllers run with --feature-gates=VolumeSnapshotTopology=false
+#      and whose nodes include KEP-5030's cases, and the feature-gate-off and
+#      attach-limits specs against it (e2e/testdata/zonepath-cluster-2-ext.yaml);
+#      JUnit in e2e/junit-cluster-2.xml;
 #   6. the runs' JUnit files merged (e2e/junitmerge) into e2e/junit.xml,
 #      every spec once, where it ran, and a one-line summary: specs passed,
 #      failed and skipped, wall time per run. It fails when a spec failed,
@@ -97,10 +98,11 @@ e2e nocap "$e2ecluster" e2e/testdata/zonepath-nocap.yaml e2e/testdata/zonepath-n
   --ginkgo.label-filter capability-off
 bin/zonepath-cluster down --work-dir "$e2ecluster" >>"$out/down.log" 2>&1
 
-echo "conformance: [5/6] the feature-gate-off specs against a cluster whose controllers run with VolumeSnapshotTopology=false"
+echo "conformance: [5/6] the feature-gate-off and attach-limits specs against a cluster whose controllers run with VolumeSnapshotTopology=false"
 bin/zonepath-cluster up --work-dir "$gateoffcluster" --config hack/conformance/e2e-cluster-2.yaml \
   --feature-gates=VolumeSnapshotTopology=false
-e2e gate-off "$gateoffcluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-gate-off-ext.yaml --ginkgo.label-filter feature-gate-off
+e2e cluster-2 "$gateoffcluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-cluster-2-ext.yaml \
+  --ginkgo.label-filter 'feature-gate-off || attach-limits'
 bin/zonepath-cluster down --work-dir "$gateoffcluster" >>"$out/down.log" 2>&1
 
 echo "conformance: [6/6] one JUnit file for all e2e runs"

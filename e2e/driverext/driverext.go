@@ -38,6 +38,9 @@ type File struct {
 	// specs that restore a snapshot outside its source's segment skip
 	// without them.
 	RegionWideSnapshotClassParameters map[string]string `json:"regionWideSnapshotClassParameters,omitempty"`
+	// AttachLimits describes the driver's attach limit and the nodes the
+	// KEP-5030 specs use. Optional: without it they skip.
+	AttachLimits *AttachLimits `json:"attachLimits,omitempty"`
 }
 
 // FeatureGates are the Kubernetes feature gates the specs depend on.
@@ -89,7 +92,7 @@ func Parse(data []byte) (*File, error) {
 		for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
 			msg = strings.TrimPrefix(msg, p)
 		}
-		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters)", msg)
+		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, attachLimits.{%s})", msg, strings.Join(attachLimitsKeys, ", "))
 	}
 	return &f, nil
 }
@@ -135,6 +138,9 @@ func (f *File) Validate(topologyKeys []string) error {
 		if k == "" {
 			return fmt.Errorf("regionWideSnapshotClassParameters: empty key")
 		}
+	}
+	if f.AttachLimits != nil {
+		return f.AttachLimits.validate()
 	}
 	return nil
 }

@@ -59,6 +59,81 @@ func TestParseAndValidate(t *testing.T) {
 	}
 }
 
+const attachLimits = `
+attachLimits:
+  maxVolumesPerNode: 4
+  nodeWithoutCSINode: node-b-3
+  nodeWithoutDriver: node-b-2
+  lateNode: node-a-3
+  registerCommand: kubectl label node node-a-3 zonepath.csi.dev/register=true
+  unregisterCommand: kubectl label node node-a-3 zonepath.csi.dev/register-
+`
+
+func TestAttachLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name, section, wantErr string
+	}{
+		{name: "complete", section: attachLimits},
+		{name: "limit only", section: "attachLimits: {maxVolumesPerNode: 16}\n"},
+		{name: "typo'd key", section: strings.Replace(attachLimits, "lateNode", "lateNodes", 1), wantErr: `unknown field "lateNodes"`},
+		{name: "known keys listed", section: strings.Replace(attachLimits, "lateNode", "lateNodes", 1), wantErr: "attachLimits.{maxVolumesPerNode, nodeWithoutCSINode, nodeWithoutDriver, lateNode, registerCommand, unregisterCommand}"},
+		{name: "limit not a number", section: "attachLimits: {maxVolumesPerNode: four}\n", wantErr: "maxVolumesPerNode"},
+		{name: "no limit", section: "attachLimits: {nodeWithoutDriver: node-b-2}\n", wantErr: "attachLimits.maxVolumesPerNode: 0"},
+		{name: "negative limit", section: "attachLimits: {maxVolumesPerNode: -1}\n", wantErr: "attachLimits.maxVolumesPerNode: -1"},
+		{name: "one node, two cases", section: strings.Replace(attachLimits, "node-b-2", "node-b-3", 1), wantErr: `attachLimits.nodeWithoutDriver: node "node-b-3" is also attachLimits.nodeWithoutCSINode`},
+		{name: "late node without commands", section: "attachLimits: {maxVolumesPerNode: 4, lateNode: node-a-3}\n", wantErr: `attachLimits.lateNode: "node-a-3" needs registerCommand and unregisterCommand`},
+		{name: "late node without unregister", section: "attachLimits: {maxVolumesPerNode: 4, lateNode: node-a-3, registerCommand: 'true'}\n", wantErr: "needs registerCommand and unregisterCommand"},
+		{name: "commands without late node", section: "attachLimits: {maxVolumesPerNode: 4, registerCommand: 'true', unregisterCommand: 'true'}\n", wantErr: "set without lateNode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse([]byte(good + tc.section))
+			if err == nil {
+				err = f.Validate(keys)
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestAttachLimitsMissing(t *testing.T) {
+	full, err := Parse([]byte(good + attachLimits))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limitOnly, err := Parse([]byte(good + "attachLimits: {maxVolumesPerNode: 4}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    *File
+		keys []string
+		want string
+	}{
+		{name: "section absent", f: none, want: "driver ext: attachLimits is not set"},
+		{name: "limit is enough", f: limitOnly},
+		{name: "node missing", f: limitOnly, keys: []string{"nodeWithoutCSINode"}, want: "driver ext: attachLimits.nodeWithoutCSINode is not set"},
+		{name: "second key missing", f: limitOnly, keys: []string{"lateNode", "registerCommand"}, want: "attachLimits.lateNode is not set"},
+		{name: "all there", f: full, keys: []string{"nodeWithoutCSINode", "nodeWithoutDriver", "lateNode", "registerCommand", "unregisterCommand"}},
+		{name: "unknown key never passes", f: full, keys: []string{"lateNodes"}, want: "attachLimits.lateNodes is not set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.f.AttachLimitsMissing(tc.keys...); (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("AttachLimitsMissing(%v) = %q, want %q", tc.keys, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestNoTopologyKeys(t *testing.T) {
 	f, err := Parse([]byte(good))
 	if err != nil {
@@ -141,7 +216,7 @@ func TestExampleFiles(t *testing.T) {
 		gateOff bool
 	}{
 		{file: "zonepath-ext.yaml"},
-		{file: "zonepath-gate-off-ext.yaml", gateOff: true},
+		{file: "zonepath-cluster-2-ext.yaml", gateOff: true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			f, err := Load(filepath.Join("..", "testdata", tc.file))

@@ -326,7 +326,7 @@ func (u *up) nodes(ctx context.Context) error {
 func (u *up) ready(ctx context.Context) error {
 	want := map[string]bool{}
 	for _, n := range u.o.Cluster.Nodes {
-		want[n.Name] = n.HasDriver() && n.RegisterAfter == 0
+		want[n.Name] = n.RegistersAtStart()
 	}
 	progress := "nothing listed yet"
 	err := u.waitFor(ctx, u.state.Processes, func(ctx context.Context) (bool, error) {

@@ -17,7 +17,10 @@
 //
 // Like kubelet it creates every node's CSINode, with no drivers, before
 // any plugin registers; the cluster file can instead leave a node without
-// a CSINode, without the driver, or register it late.
+// a CSINode, without the driver, register it late, or register it only
+// while the Node carries a label (and deregister it, removing the CSINode
+// entry and the node ID, when the label goes, as kubelet does when a
+// DaemonSet's node plugin leaves the node).
 package kubelet
 
 import (
@@ -38,9 +41,12 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -118,9 +124,21 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	// Followers of a registration label run until ctx is done; Run waits
+	// for them before closing the plugins they call.
+	var followers sync.WaitGroup
+	defer followers.Wait()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(cfg.Cluster.Nodes))
 	for _, n := range cfg.Cluster.Nodes {
+		if n.Registration == spec.OnLabel {
+			followers.Go(func() {
+				if err := followLabel(ctx, cfg, n); err != nil && ctx.Err() == nil {
+					logger.Error(err, "Following the registration label failed", "node", n.Name)
+				}
+			})
+			continue
+		}
 		wg.Go(func() {
 			if err := register(ctx, cfg, n); err != nil && ctx.Err() == nil {
 				logger.Error(err, "Registration failed", "node", n.Name)
@@ -133,7 +151,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := <-errs; err != nil {
 		return err
 	}
-	logger.Info("All node plugins registered", "nodes", len(cfg.Cluster.Nodes))
+	logger.Info("All node plugins registered at start", "nodes", len(cfg.Cluster.Nodes))
 	<-ctx.Done()
 	return nil
 }
@@ -239,10 +257,15 @@ func register(ctx context.Context, cfg Config, n spec.Node) error {
 		case <-time.After(n.RegisterAfter):
 		}
 	}
+	return registerDrivers(ctx, cfg, n.Name)
+}
+
+// registerDrivers registers every driver's node plugin on a node.
+func registerDrivers(ctx context.Context, cfg Config, node string) error {
 	// One driver after the other: each rewrites the node's annotation.
 	for _, d := range cfg.Drivers() {
-		if err := registerDriver(ctx, cfg.Kube, d, n.Name); err != nil {
-			return fmt.Errorf("node %s, driver %s: %w", n.Name, d.Name, err)
+		if err := registerDriver(ctx, cfg.Kube, d, node); err != nil {
+			return fmt.Errorf("node %s, driver %s: %w", node, d.Name, err)
 		}
 	}
 	return nil
@@ -263,6 +286,96 @@ func registerDriver(ctx context.Context, kube kubernetes.Interface, d Driver, no
 	}
 	klog.FromContext(ctx).V(2).Info("Registered", "node", node, "driver", d.Name, "nodeID", info.GetNodeId(),
 		"maxVolumesPerNode", info.GetMaxVolumesPerNode(), "topology", info.GetAccessibleTopology().GetSegments())
+	return nil
+}
+
+// followLabel keeps an OnLabel node's registration in step with its
+// spec.RegisterLabel until ctx is done. It watches only that Node. A
+// failed (de)registration is logged and tried again on the node's next
+// update (kwok's heartbeats update it).
+func followLabel(ctx context.Context, cfg Config, n spec.Node) error {
+	if err := ensureCSINode(ctx, cfg.Kube, n.Name); err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", n.Name).String()
+	}))
+	defer factory.Shutdown()
+	nodes := factory.Core().V1().Nodes()
+	// Level-triggered: a change only wakes the loop, which reads the
+	// latest Node; a wake-up already pending covers later changes.
+	changed := make(chan struct{}, 1)
+	wake := func(any) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: wake, UpdateFunc: func(_, obj any) { wake(obj) },
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	logger := klog.FromContext(ctx).WithValues("node", n.Name)
+	registered := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		}
+		node, err := nodes.Lister().Get(n.Name)
+		if err != nil {
+			continue
+		}
+		want := node.Labels[spec.RegisterLabel] == "true"
+		if want == registered {
+			continue
+		}
+		if want {
+			err = registerDrivers(ctx, cfg, n.Name)
+		} else {
+			err = deregisterDrivers(ctx, cfg, n.Name)
+		}
+		if err != nil {
+			logger.Error(err, "Changing the registration failed; trying again on the next node update", "register", want)
+			continue
+		}
+		registered = want
+		logger.Info("Registration follows the node label", "label", spec.RegisterLabel, "registered", registered)
+	}
+}
+
+// deregisterDrivers undoes registerDrivers as kubelet does when the node
+// plugins go: their CSINode entries and node IDs go, the topology labels
+// stay.
+func deregisterDrivers(ctx context.Context, cfg Config, name string) error {
+	kube := cfg.Kube
+	var names []string
+	for _, d := range cfg.Drivers() {
+		names = append(names, d.Name)
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		csiNode, err := kube.StorageV1().CSINodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		kept := slices.DeleteFunc(slices.Clone(csiNode.Spec.Drivers), func(d storagev1.CSINodeDriver) bool { return slices.Contains(names, d.Name) })
+		if len(kept) == len(csiNode.Spec.Drivers) {
+			return nil
+		}
+		csiNode.Spec.Drivers = kept
+		_, err = kube.StorageV1().CSINodes().Update(ctx, csiNode, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("node %s: removing the CSINode entry: %w", name, err)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + NodeIDAnnotation + `":null}}}`)
+	if _, err := kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("node %s: removing the node ID: %w", name, err)
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
@@ -29,10 +30,11 @@ const lateBy = 1500 * time.Millisecond
 // TestRegistersLikeKubelet runs real node plugins and checks what each
 // registration mode leaves in the API.
 func TestRegistersLikeKubelet(t *testing.T) {
-	cl, err := spec.File{Zones: 2, NodesPerZone: 2, MaxVolumesPerNode: 7, Nodes: []spec.NodeOverride{
+	cl, err := spec.File{Zones: 2, NodesPerZone: 3, MaxVolumesPerNode: 7, Nodes: []spec.NodeOverride{
 		{Name: "node-a-2", Registration: spec.NoDriver},
 		{Name: "node-b-1", Registration: spec.NoCSINode},
 		{Name: "node-b-2", Registration: spec.Late, RegisterAfter: metav1.Duration{Duration: lateBy}, MaxVolumesPerNode: ptr.To[int64](2)},
+		{Name: "node-a-3", Registration: spec.OnLabel},
 	}}.Expand()
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +86,7 @@ func TestRegistersLikeKubelet(t *testing.T) {
 		{node: "node-a-2", csiNode: true},
 		{node: "node-b-1"},
 		{node: "node-b-2", csiNode: true, driver: true, wantCount: 2},
+		{node: "node-a-3", csiNode: true},
 	} {
 		found, id, keys, count, err := driverOf(ctx, tc.node)
 		if !tc.csiNode {
@@ -109,6 +112,38 @@ func TestRegistersLikeKubelet(t *testing.T) {
 		if node.Annotations[NodeIDAnnotation] != `{"zonepath.csi.dev":"`+tc.node+`"}` || node.Labels["type"] != "kwok" {
 			t.Errorf("%s: annotations %v, labels %v", tc.node, node.Annotations, node.Labels)
 		}
+	}
+
+	// node-a-3 follows its label: registered when it is set, deregistered
+	// (entry and node ID gone) when it is removed, and again.
+	for _, on := range []bool{true, false, true} {
+		labelRegistration(ctx, t, kube, "node-a-3", on)
+		var seen string
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			found, _, _, count, err := driverOf(ctx, "node-a-3")
+			node, nodeErr := kube.CoreV1().Nodes().Get(ctx, "node-a-3", metav1.GetOptions{})
+			if err != nil || nodeErr != nil {
+				return false, nil
+			}
+			_, hasID := node.Annotations[NodeIDAnnotation]
+			seen = fmt.Sprintf("entry %v, count %d, node ID annotation %v", found, count, hasID)
+			return found == on && hasID == on && (!on || count == 7), nil
+		}); err != nil {
+			t.Fatalf("node-a-3 labelled %s=%v: registration never followed (%s): %v", spec.RegisterLabel, on, seen, err)
+		}
+	}
+}
+
+// labelRegistration sets or removes node's spec.RegisterLabel.
+func labelRegistration(ctx context.Context, t *testing.T, kube *fake.Clientset, node string, on bool) {
+	t.Helper()
+	value := "null"
+	if on {
+		value = `"true"`
+	}
+	patch := []byte(`{"metadata":{"labels":{"` + spec.RegisterLabel + `":` + value + `}}}`)
+	if _, err := kube.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

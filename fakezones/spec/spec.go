@@ -34,7 +34,17 @@ const (
 	NoDriver Registration = "no-driver"
 	// NoCSINode: the node has no CSINode object at all.
 	NoCSINode Registration = "no-csinode"
+	// OnLabel: the node plugin runs, but is registered only while the Node
+	// carries RegisterLabel=true and deregistered when the label goes, as
+	// a node plugin DaemonSet with that nodeSelector would be on a real
+	// cluster. A test triggers a late registration with it, through the
+	// API, instead of racing RegisterAfter's timer.
+	OnLabel Registration = "on-label"
 )
+
+// RegisterLabel is the Node label that registers an OnLabel node's plugin
+// when it is "true".
+const RegisterLabel = "zonepath.csi.dev/register"
 
 // Limits that keep a typo from starting a thousand processes' worth of
 // fake nodes.
@@ -96,7 +106,13 @@ type Node struct {
 }
 
 // HasDriver says whether the node runs a zonepath node plugin.
-func (n Node) HasDriver() bool { return n.Registration == Registered || n.Registration == Late }
+func (n Node) HasDriver() bool {
+	return n.Registration == Registered || n.Registration == Late || n.Registration == OnLabel
+}
+
+// RegistersAtStart says whether the node's plugin is in its CSINode as
+// soon as the cluster is up.
+func (n Node) RegistersAtStart() bool { return n.Registration == Registered }
 
 // Cluster is a validated, expanded cluster file.
 type Cluster struct {
@@ -235,10 +251,10 @@ func (f File) hasZone(name string) bool {
 func (o NodeOverride) apply(n *Node) error {
 	switch o.Registration {
 	case "":
-	case Registered, Late, NoDriver, NoCSINode:
+	case Registered, Late, NoDriver, NoCSINode, OnLabel:
 		n.Registration = o.Registration
 	default:
-		return fmt.Errorf("registration %q is not one of %s, %s, %s, %s", o.Registration, Registered, Late, NoDriver, NoCSINode)
+		return fmt.Errorf("registration %q is not one of %s, %s, %s, %s, %s", o.Registration, Registered, Late, NoDriver, NoCSINode, OnLabel)
 	}
 	after := o.RegisterAfter.Duration
 	if after < 0 {

@@ -40,6 +40,7 @@ func TestExpand(t *testing.T) {
 			{Name: "node-b-1", Registration: Late, RegisterAfter: metav1.Duration{Duration: time.Second}},
 			{Name: "node-b-2", Registration: Late},
 			{Name: "node-c-1", MaxVolumesPerNode: ptr.To[int64](2)},
+			{Name: "node-c-2", Registration: OnLabel},
 		}}, check: func(t *testing.T, c *Cluster) {
 			byName := map[string]Node{}
 			for _, n := range c.Nodes {
@@ -53,6 +54,12 @@ func TestExpand(t *testing.T) {
 			}
 			if n := byName["node-b-2"]; n.RegisterAfter != 30*time.Second {
 				t.Errorf("late without registerAfter waits %v, want the 30s default", n.RegisterAfter)
+			}
+			if n := byName["node-c-2"]; !n.HasDriver() || n.RegistersAtStart() || n.RegisterAfter != 0 {
+				t.Errorf("on-label node-c-2 = %+v: want a driver, registered only when labelled, no timer", n)
+			}
+			if !byName["node-a-2"].RegistersAtStart() || byName["node-b-1"].RegistersAtStart() {
+				t.Errorf("a registered node must register at start, a late one not")
 			}
 			if byName["node-c-1"].MaxVolumesPerNode != 2 || byName["node-c-2"].MaxVolumesPerNode != 8 {
 				t.Errorf("attach limits = %d, %d", byName["node-c-1"].MaxVolumesPerNode, byName["node-c-2"].MaxVolumesPerNode)
@@ -80,8 +87,9 @@ func TestExpand(t *testing.T) {
 		{name: "negative limit", file: File{MaxVolumesPerNode: -1}, wantErr: "maxVolumesPerNode: -1"},
 		{name: "unknown node", file: File{Nodes: []NodeOverride{{Name: "node-z-9"}}}, wantErr: `"node-z-9" is not a node of this cluster (nodes are named like node-a-1)`},
 		{name: "node twice", file: File{Nodes: []NodeOverride{{Name: "node-a-1"}, {Name: "node-a-1"}}}, wantErr: "listed twice"},
-		{name: "unknown registration", file: File{Nodes: []NodeOverride{{Name: "node-a-1", Registration: "maybe"}}}, wantErr: `registration "maybe" is not one of`},
+		{name: "unknown registration", file: File{Nodes: []NodeOverride{{Name: "node-a-1", Registration: "maybe"}}}, wantErr: `registration "maybe" is not one of registered, late, no-driver, no-csinode, on-label`},
 		{name: "registerAfter without late", file: File{Nodes: []NodeOverride{{Name: "node-a-1", RegisterAfter: metav1.Duration{Duration: time.Second}}}}, wantErr: `registerAfter needs registration "late"`},
+		{name: "registerAfter with on-label", file: File{Nodes: []NodeOverride{{Name: "node-a-1", Registration: OnLabel, RegisterAfter: metav1.Duration{Duration: time.Second}}}}, wantErr: `registerAfter needs registration "late"`},
 		{name: "negative node limit", file: File{Nodes: []NodeOverride{{Name: "node-a-1", MaxVolumesPerNode: ptr.To[int64](-2)}}}, wantErr: "maxVolumesPerNode -2"},
 		{name: "quota of unknown zone", file: File{SnapshotQuotas: map[string]int64{"zone-q": 1}}, wantErr: `snapshotQuotas: "zone-q" is not a zone`},
 		{name: "negative quota", file: File{SnapshotQuotas: map[string]int64{"zone-a": -1}}, wantErr: "zone-a: -1 is negative"},
