@@ -25,12 +25,22 @@ type suiteRun struct {
 	cluster, featureGates, driver, ext, labelFilter string
 }
 
-var gateOnRun = suiteRun{
-	cluster:      "hack/conformance/e2e-cluster.yaml",
-	featureGates: "VolumeSnapshotTopology=true",
-	driver:       "e2e/testdata/zonepath.yaml",
-	ext:          "e2e/testdata/zonepath-ext.yaml",
-}
+var (
+	gateOnRun = suiteRun{
+		cluster:      "hack/conformance/e2e-cluster.yaml",
+		featureGates: "VolumeSnapshotTopology=true",
+		driver:       "e2e/testdata/zonepath.yaml",
+		ext:          "e2e/testdata/zonepath-ext.yaml",
+		labelFilter:  "!capability-off && !feature-gate-off && !attach-limits",
+	}
+	cluster2Run = suiteRun{
+		cluster:      "hack/conformance/e2e-cluster-2.yaml",
+		featureGates: "VolumeSnapshotTopology=false",
+		driver:       "e2e/testdata/zonepath.yaml",
+		ext:          "e2e/testdata/zonepath-cluster-2-ext.yaml",
+		labelFilter:  "feature-gate-off || attach-limits",
+	}
+)
 
 func main() {
 	var o options

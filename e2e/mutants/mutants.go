@@ -65,4 +65,11 @@ var mutants = []mutant{
 		upstream: []string{"zonepath-provisioner"},
 		catchers: []string{"12"},
 	},
+	{
+		name:     "csinode-without-allocatable",
+		breaks:   "driver: NodeGetInfo reports no max_volumes_per_node, so CSINode has no allocatable.count (cluster file maxVolumesPerNode: 0)",
+		run:      &cluster2Run,
+		cluster:  func(f *spec.File) { f.MaxVolumesPerNode = 0 },
+		catchers: []string{"15a", "15b"},
+	},
 }
