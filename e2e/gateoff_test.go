@@ -47,6 +47,14 @@ func defineGateOff(e *env) {
 		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
 		framework.Logf("pod scheduled to %s in %s, outside the admin's nodeAffinity %v", node.Name, other, written)
 
+		// (d) Nor does the provisioner intersect for Immediate binding: a
+		// class allowing only other restores there (with the gate on it
+		// would be refused as disjoint, scenario 12).
+		immediate := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(other))
+		e.pvc(ctx, "immediate", immediate, snapshotSource("s14-snapshot"))
+		ipv := e.waitBound(ctx, "immediate")
+		gomega.Expect(pvMatches(ipv, other)).To(gomega.BeTrueBecause("Immediate restore %s (%s) is accessible from %s, the class's only segment", ipv.Name, pvAffinity(ipv), other))
+
 		// The snapshotter, the provisioner and the scheduler have all
 		// handled the content since the patch: what the admin wrote stays.
 		got, err := e.f.DynamicClient.Resource(volumeSnapshotContents).Get(ctx, content.GetName(), metav1GetOptions)

@@ -7,9 +7,8 @@
 #   2. the fake-zones cluster tests (go test -tags fakezones ./fakezones/...):
 #      6-node and 300-node clusters up and down, a zonal PVC provisioned in
 #      its zone by the real provisioner, a VolumeSnapshot ReadyToUse through
-#      the real snapshot-controller, no process left after down; and the
-#      KEP-5943 controllers end to end (controllers/integration), with the
-#      VolumeSnapshotTopology gate on and off;
+#      the real snapshot-controller, an extra driver, no process left after
+#      down (the KEP-5943 controllers end to end are the e2e suite's, below);
 #   3. a fake-zones cluster from hack/conformance/cluster.yaml, and
 #      zonepath-sanity against the driver as Kubernetes runs it there
 #      (controller socket plus node-a-1's node plugin);
@@ -54,8 +53,8 @@ trap down EXIT
 echo "conformance: [1/6] sanity of bin/zonepath on its own"
 SANITY_OUT="$out/sanity" hack/sanity.sh
 
-echo "conformance: [2/6] fake-zones cluster tests and the KEP-5943 controllers end to end"
-ZONEPATH_BIN="$PWD/bin" go test -tags fakezones -count=1 -v ./fakezones/... ./controllers/integration/... 2>&1 | tee "$out/fakezones-test.txt"
+echo "conformance: [2/6] fake-zones cluster tests"
+ZONEPATH_BIN="$PWD/bin" go test -tags fakezones -count=1 -v ./fakezones/... 2>&1 | tee "$out/fakezones-test.txt"
 
 echo "conformance: [3/6] zonepath-sanity against the driver in a fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$cluster" --config hack/conformance/cluster.yaml
