@@ -77,4 +77,5 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	})
 	defineSnapshotTopology(e)
 	defineTopology(e)
+	defineLifecycle(e)
 }
