@@ -131,17 +131,32 @@ func (e *env) boundContent(ctx context.Context, snapshot string) *unstructured.U
 	return content
 }
 
-// deleteSnapshotAndWait deletes a VolumeSnapshot and waits until its
-// content is gone too, so that the driver has given its room back
-// before the next spec snapshots in the same segment.
-func (e *env) deleteSnapshotAndWait(ctx context.Context, snapshot, content string) {
-	e.deleteObject(ctx, "VolumeSnapshot", e.f.DynamicClient.Resource(volumeSnapshots).Namespace(e.ns()).Delete, snapshot)
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := e.f.DynamicClient.Resource(volumeSnapshotContents).Get(ctx, content, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
+// deleteSnapshotsAndWait deletes the VolumeSnapshots *names lists and
+// then waits until their contents are gone, so that the driver has given
+// the segment's room back before the next spec snapshots there. All go
+// before any wait: a content still being created (RESOURCE_EXHAUSTED)
+// is deleted only once its CreateSnapshot succeeds, which needs the
+// others' room. Registered right after the snapshot class, it runs before
+// the class goes, which that late CreateSnapshot still reads.
+func (e *env) deleteSnapshotsAndWait(ctx context.Context, names *[]string) {
+	snaps := e.f.DynamicClient.Resource(volumeSnapshots).Namespace(e.ns())
+	var contents []string
+	for _, name := range *names {
+		if vs, err := snaps.Get(ctx, name, metav1.GetOptions{}); err == nil {
+			if c, _, _ := unstructured.NestedString(vs.Object, "status", "boundVolumeSnapshotContentName"); c != "" {
+				contents = append(contents, c)
+			}
 		}
-		return fmt.Errorf("VolumeSnapshotContent %s of deleted VolumeSnapshot %s still exists (err %v)", content, snapshot, err)
+		e.deleteObject(ctx, "VolumeSnapshot", snaps.Delete, name)
+	}
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		for _, c := range contents {
+			_, err := e.f.DynamicClient.Resource(volumeSnapshotContents).Get(ctx, c, metav1.GetOptions{})
+			if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("VolumeSnapshotContent %s of a deleted VolumeSnapshot still exists (err %v)", c, err)
+			}
+		}
+		return nil
 	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
 }
 
@@ -154,16 +169,14 @@ func (e *env) needExhaustion() *driverext.Exhaustion {
 	return e.ext.Exhaustion
 }
 
-// fillSegment makes the snapshots that fill the exhausted segment and
-// deletes them (and waits for their contents to go) after the spec; it
-// returns their names.
-func (e *env) fillSegment(ctx context.Context, x *driverext.Exhaustion, claim, class string) []string {
+// fillSegment makes the snapshots that fill the exhausted segment, adding
+// each to *cleanup as it is created, and returns their names.
+func (e *env) fillSegment(ctx context.Context, x *driverext.Exhaustion, claim, class string, cleanup *[]string) []string {
 	var fill []string
 	for i := 1; i <= x.ExhaustAfter; i++ {
 		name := claimName("s11-fill", i)
 		e.createSnapshot(ctx, name, claim, class)
-		content := e.boundContent(ctx, name).GetName()
-		ginkgo.DeferCleanup(e.deleteSnapshotAndWait, name, content)
+		*cleanup = append(*cleanup, name)
 		if msg, _ := snapshotError(e.waitSnapshotReadyOrFailed(ctx, name)); msg != "" {
 			framework.Failf("snapshot %d of the %d that fill %s failed: %s; does another spec or a leftover snapshot use the segment?", i, x.ExhaustAfter, x.ExhaustedSegment, msg)
 		}
@@ -331,11 +344,12 @@ func defineLifecycle(e *env) {
 			allowed = terms(seg)
 		}
 		class := e.snapshotClass(ctx, nil, allowed)
-		fill := e.fillSegment(ctx, x, "s11-source", class)
+		names := []string{"s11-exhausted"}
+		ginkgo.DeferCleanup(e.deleteSnapshotsAndWait, &names)
+		fill := e.fillSegment(ctx, x, "s11-source", class, &names)
 
 		e.createSnapshot(ctx, "s11-exhausted", "s11-source", class)
 		first := e.waitSnapshotReadyOrFailed(ctx, "s11-exhausted")
-		ginkgo.DeferCleanup(e.deleteSnapshotAndWait, "s11-exhausted", first.GetName())
 		msg, _ := snapshotError(first)
 		gomega.Expect(msg).To(gomega.ContainSubstring("ResourceExhausted"), "VolumeSnapshotContent %s of a snapshot in full segment %s: status.error %q, want the driver's RESOURCE_EXHAUSTED", first.GetName(), seg, msg)
 		e.expectRetried(ctx, "s11-exhausted")
