@@ -291,14 +291,25 @@ func claimNotYetSeen(ev v1.Event) bool {
 // snapshot creates a VolumeSnapshot of a claim and returns its content
 // once the snapshot is ready to use.
 func (e *env) snapshot(ctx context.Context, name, claim, class string) *unstructured.Unstructured {
+	e.createSnapshot(ctx, name, claim, class)
+	return e.waitSnapshotReady(ctx, name, e.timeout())
+}
+
+// createSnapshot creates a VolumeSnapshot of a claim.
+func (e *env) createSnapshot(ctx context.Context, name, claim, class string) {
 	vs := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": snapshotGroup + "/v1", "kind": "VolumeSnapshot",
 		"metadata": map[string]any{"name": name},
 		"spec":     map[string]any{"volumeSnapshotClassName": class, "source": map[string]any{"persistentVolumeClaimName": claim}},
 	}}
-	snaps := e.f.DynamicClient.Resource(volumeSnapshots).Namespace(e.ns())
-	_, err := snaps.Create(ctx, vs, metav1.CreateOptions{})
+	_, err := e.f.DynamicClient.Resource(volumeSnapshots).Namespace(e.ns()).Create(ctx, vs, metav1.CreateOptions{})
 	framework.ExpectNoError(err, "creating VolumeSnapshot %s", name)
+}
+
+// waitSnapshotReady waits until a VolumeSnapshot is ready to use and
+// returns its content.
+func (e *env) waitSnapshotReady(ctx context.Context, name string, timeout time.Duration) *unstructured.Unstructured {
+	snaps := e.f.DynamicClient.Resource(volumeSnapshots).Namespace(e.ns())
 	var content *unstructured.Unstructured
 	gomega.Eventually(ctx, func(ctx context.Context) error {
 		got, err := snaps.Get(ctx, name, metav1.GetOptions{})
@@ -313,7 +324,7 @@ func (e *env) snapshot(ctx context.Context, name, claim, class string) *unstruct
 		}
 		content, err = e.f.DynamicClient.Resource(volumeSnapshotContents).Get(ctx, bound, metav1.GetOptions{})
 		return err
-	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+	}).WithTimeout(timeout).WithPolling(poll).Should(gomega.Succeed())
 	return content
 }
 

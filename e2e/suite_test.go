@@ -83,4 +83,5 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	defineTopology(e)
 	defineGateOff(e)
 	defineAttachLimits(e)
+	defineLifecycle(e)
 }

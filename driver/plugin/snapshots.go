@@ -19,7 +19,8 @@ import (
 // Snapshot parameters (VolumeSnapshotClass.parameters).
 const (
 	// ParamSnapshotScope is "zone" (default): usable from the zones
-	// holding a copy; or "region": usable from every zone of their region.
+	// holding a copy; "region": usable from every zone of their region;
+	// or "global": usable from every zone, with no accessible_topology.
 	ParamSnapshotScope = DefaultName + "/snapshotScope"
 	// ParamSnapshotCopies is the number of zones that hold a copy
 	// (default 1), each counting against its zone's snapshot quota.
@@ -31,6 +32,7 @@ const (
 type snapshotSpec struct {
 	name, source string
 	regionWide   bool
+	global       bool
 	copies       int
 	params       map[string]string
 	requirement  *csi.TopologyRequirement
@@ -118,10 +120,11 @@ func (s *snapshotSpec) parseParams() error {
 	for k, v := range s.params {
 		switch k {
 		case ParamSnapshotScope:
-			if v != "zone" && v != "region" {
-				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: must be zone or region", k, v)
+			if v != "zone" && v != "region" && v != "global" {
+				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: must be zone, region or global", k, v)
 			}
 			s.regionWide = v == "region"
+			s.global = v == "global"
 		case ParamSnapshotCopies:
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > maxSnapshotCopies {
@@ -140,12 +143,15 @@ func (s *snapshotSpec) parseParams() error {
 // because some zone it is usable from lies outside the new requisite, is
 // also ALREADY_EXISTS: the snapshot exists but is incompatible, as
 // CreateVolume's table says for accessibility_requirements. Requirements it
-// does satisfy, and differing parameters, return it unchanged.
+// does satisfy, and differing parameters, return it unchanged. A global
+// snapshot satisfies every requirement: its class asked for "usable from
+// everywhere", so no requisite narrows it, and the CO's retries with the
+// same requisite must get it back.
 func (p *Plugin) checkSameSnapshot(s *state.Snapshot, spec *snapshotSpec) error {
 	if s.SourceVolume != spec.source {
 		return status.Errorf(codes.AlreadyExists, "snapshot %q already exists as %s of volume %s, not of %s", spec.name, s.ID, s.SourceVolume, spec.source)
 	}
-	if len(spec.requirement.GetRequisite()) == 0 {
+	if len(spec.requirement.GetRequisite()) == 0 || s.Global {
 		return nil
 	}
 	for _, z := range p.snapshotZones(s) {
@@ -189,7 +195,7 @@ func (p *Plugin) placeSnapshot(tx *state.Tx, id string, spec *snapshotSpec) (*st
 	}
 	return &state.Snapshot{
 		ID: id, Name: spec.name, SourceVolume: src.ID, SizeBytes: src.CapacityBytes, Zones: zones,
-		RegionWide: spec.regionWide, Parameters: spec.params, Created: time.Now().UTC(),
+		RegionWide: spec.regionWide, Global: spec.global, Parameters: spec.params, Created: time.Now().UTC(),
 	}, nil
 }
 
@@ -256,6 +262,9 @@ func (p *Plugin) regionWithin(region string, zones []int) bool {
 
 // snapshotZones lists the zones a snapshot is usable from.
 func (p *Plugin) snapshotZones(s *state.Snapshot) []int {
+	if s.Global {
+		return allZones(p.topo)
+	}
 	var out []int
 	for _, seg := range p.snapshotTopologySegments(s) {
 		zones, _ := p.topo.Select(seg.GetSegments())
@@ -269,9 +278,15 @@ func (p *Plugin) snapshotZones(s *state.Snapshot) []int {
 }
 
 // snapshotTopologySegments is the snapshot's accessible_topology: one
-// zone segment per copy, or one region segment per region of the copies.
-// It is computed from the record alone, so Create, List and Get agree.
+// zone segment per copy, one region segment per region of the copies, or
+// none for a global snapshot (CSI spec, Snapshot.accessible_topology: "If
+// it is not specified, the CO MAY assume the snapshot is equally usable
+// from all topologies in the cluster"). It is computed from the record
+// alone, so Create, List and Get agree.
 func (p *Plugin) snapshotTopologySegments(s *state.Snapshot) []*csi.Topology {
+	if s.Global {
+		return nil
+	}
 	var out []*csi.Topology
 	seen := map[string]bool{}
 	for _, z := range s.Zones {

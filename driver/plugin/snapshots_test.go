@@ -250,3 +250,64 @@ func TestSnapshotWithoutRequirementsStaysInSourceZone(t *testing.T) {
 		t.Fatalf("snapshot after freeing zone-c's quota usable from %v, want zone-c", got)
 	}
 }
+
+// TestGlobalSnapshotScope: snapshotScope=global returns no
+// accessible_topology (CSI spec, Snapshot.accessible_topology: "If it is
+// not specified, the CO MAY assume the snapshot is equally usable from all
+// topologies in the cluster"), so restores may go to any zone, also in
+// another region; a repeated call with its requisite returns it
+// (idempotency); ListSnapshots and GetSnapshot agree.
+func TestGlobalSnapshotScope(t *testing.T) {
+	c := newClient(t, "")
+	ctx := context.Background()
+	src := c.mustCreateVolume(volumeRequest("global-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
+	global := map[string]string{plugin.ParamSnapshotScope: "global"}
+	tests := []struct {
+		name string
+		req  *csi.TopologyRequirement
+		// restoreIn are zones a restore must succeed in.
+		restoreIn []string
+	}{
+		{"without requirements", nil, []string{"zone-a", "zone-b", "zone-d"}},
+		{"with a requisite in another region", &csi.TopologyRequirement{Requisite: zones("zone-d")}, []string{"zone-a", "zone-d"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &csi.CreateSnapshotRequest{Name: "global-" + strings.ReplaceAll(tt.name, " ", "-"), SourceVolumeId: src.GetVolumeId(), Parameters: global, AccessibilityRequirements: tt.req}
+			for attempt := 1; attempt <= 2; attempt++ {
+				resp, err := c.CreateSnapshot(ctx, req)
+				if err != nil {
+					t.Fatalf("CreateSnapshot attempt %d: %v", attempt, err)
+				}
+				if got := resp.GetSnapshot().GetAccessibleTopology(); len(got) != 0 {
+					t.Fatalf("attempt %d: accessible_topology = %v, want none for a global snapshot", attempt, got)
+				}
+			}
+			got, err := c.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: mustSnapshotID(t, c, req)})
+			if err != nil || len(got.GetEntries()) != 1 || len(got.GetEntries()[0].GetSnapshot().GetAccessibleTopology()) != 0 {
+				t.Fatalf("ListSnapshots of a global snapshot: %v, %v; want one entry without accessible_topology", got, err)
+			}
+			for _, z := range tt.restoreIn {
+				r := restoreRequest(req.GetName()+"-in-"+z, mustSnapshotID(t, c, req))
+				r.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: zones(z)}
+				if vol := c.mustCreateVolume(r); !sameTopology(vol.GetAccessibleTopology(), zones(z)) {
+					t.Fatalf("restore into %s is accessible from %v", z, vol.GetAccessibleTopology())
+				}
+			}
+		})
+	}
+	bad := &csi.CreateSnapshotRequest{Name: "global-bad", SourceVolumeId: src.GetVolumeId(), Parameters: map[string]string{plugin.ParamSnapshotScope: "everywhere"}}
+	if _, err := c.CreateSnapshot(ctx, bad); codeOf(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "global") {
+		t.Fatalf("snapshotScope=everywhere: %v, want InvalidArgument listing global", err)
+	}
+}
+
+// mustSnapshotID repeats an idempotent CreateSnapshot for its ID.
+func mustSnapshotID(t *testing.T, c *client, req *csi.CreateSnapshotRequest) string {
+	t.Helper()
+	resp, err := c.CreateSnapshot(context.Background(), req)
+	if err != nil {
+		t.Fatalf("CreateSnapshot %s: %v", req.GetName(), err)
+	}
+	return resp.GetSnapshot().GetSnapshotId()
+}

@@ -29,7 +29,10 @@ type Snapshot struct {
 	Zones []string `json:"zones"`
 	// Region is set when the snapshot is usable from the whole region
 	// of its copies rather than from the copy zones only.
-	RegionWide bool              `json:"regionWide,omitempty"`
+	RegionWide bool `json:"regionWide,omitempty"`
+	// Global is set when the snapshot is usable from every zone, wherever
+	// its copies are; it has no accessible_topology.
+	Global     bool              `json:"global,omitempty"`
 	Parameters map[string]string `json:"parameters,omitempty"`
 	Created    time.Time         `json:"created"`
 

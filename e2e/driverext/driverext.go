@@ -7,11 +7,13 @@ package driverext
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -41,6 +43,36 @@ type File struct {
 	// AttachLimits describes the driver's attach limit and the nodes the
 	// KEP-5030 specs use. Optional: without it they skip.
 	AttachLimits *AttachLimits `json:"attachLimits,omitempty"`
+	// UnrestrictedSnapshotClassParameters are VolumeSnapshotClass
+	// parameters that make the driver return an empty
+	// accessible_topology, a snapshot usable from everywhere (zonepath:
+	// zonepath.csi.dev/snapshotScope: global). Optional: the spec about
+	// such snapshots skips without them.
+	UnrestrictedSnapshotClassParameters map[string]string `json:"unrestrictedSnapshotClassParameters,omitempty"`
+	// Exhaustion says how to make CreateSnapshot fail with
+	// RESOURCE_EXHAUSTED in one segment and how to give it room again,
+	// with zonepath-sanity's keys. Optional: the spec skips without it.
+	Exhaustion *Exhaustion `json:"exhaustion,omitempty"`
+}
+
+// Exhaustion is a segment that runs out of room for snapshots. Its
+// segment must be one no other spec snapshots in, so that the spec's
+// count of snapshots is the segment's.
+type Exhaustion struct {
+	// ExhaustedSegment is a valid segment where the driver runs out of
+	// room for snapshots; keys among DriverInfo.TopologyKeys.
+	ExhaustedSegment Segment `json:"exhaustedSegment"`
+	// ExhaustAfter is how many snapshots fill ExhaustedSegment. The spec
+	// makes that many, expects the next to fail with RESOURCE_EXHAUSTED
+	// and lifts the condition by deleting one of them. 0: the segment is
+	// exhausted from the start and LiftCommand lifts it.
+	ExhaustAfter int `json:"exhaustAfter,omitempty"`
+	// LiftCommand is run with sh -c to lift a segment exhausted from the
+	// start (ExhaustAfter 0), for example by raising a quota.
+	LiftCommand string `json:"liftCommand,omitempty"`
+	// LiftTimeout bounds the wait for the snapshot to become ready after
+	// the lift; default the driver file's Timeouts.ClaimProvision.
+	LiftTimeout metav1.Duration `json:"liftTimeout,omitempty"`
 }
 
 // FeatureGates are the Kubernetes feature gates the specs depend on.
@@ -65,6 +97,20 @@ func (s Segment) String() string {
 		parts[i] = k + "=" + s[k]
 	}
 	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// check says whether every key of s is a topology key of the driver
+// with a value.
+func (s Segment) check(topologyKeys []string) error {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		if !slices.Contains(topologyKeys, k) {
+			return fmt.Errorf("key %q is not one of DriverInfo.TopologyKeys %v", k, topologyKeys)
+		}
+		if s[k] == "" {
+			return fmt.Errorf("key %q has an empty value", k)
+		}
+	}
+	return nil
 }
 
 // Load reads and strictly parses an extension file. It does not validate
@@ -92,7 +138,7 @@ func Parse(data []byte) (*File, error) {
 		for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
 			msg = strings.TrimPrefix(msg, p)
 		}
-		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, attachLimits.{%s})", msg, strings.Join(attachLimitsKeys, ", "))
+		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, unrestrictedSnapshotClassParameters, exhaustion.{exhaustedSegment, exhaustAfter, liftCommand, liftTimeout}, attachLimits.{%s})", msg, strings.Join(attachLimitsKeys, ", "))
 	}
 	return &f, nil
 }
@@ -111,13 +157,8 @@ func (f *File) Validate(topologyKeys []string) error {
 		if len(s) == 0 {
 			return fmt.Errorf("segments[%d]: empty segment", i)
 		}
-		for k, v := range s {
-			if !slices.Contains(topologyKeys, k) {
-				return fmt.Errorf("segments[%d]: key %q is not one of DriverInfo.TopologyKeys %v", i, k, topologyKeys)
-			}
-			if v == "" {
-				return fmt.Errorf("segments[%d]: key %q has an empty value", i, k)
-			}
+		if err := s.check(topologyKeys); err != nil {
+			return fmt.Errorf("segments[%d]: %w", i, err)
 		}
 		if j, ok := seen[s.String()]; ok {
 			return fmt.Errorf("segments[%d]: %s repeats segments[%d]", i, s, j)
@@ -134,13 +175,44 @@ func (f *File) Validate(topologyKeys []string) error {
 			}
 		}
 	}
-	for k := range f.RegionWideSnapshotClassParameters {
-		if k == "" {
-			return fmt.Errorf("regionWideSnapshotClassParameters: empty key")
+	for name, params := range map[string]map[string]string{
+		"regionWideSnapshotClassParameters":   f.RegionWideSnapshotClassParameters,
+		"unrestrictedSnapshotClassParameters": f.UnrestrictedSnapshotClassParameters,
+	} {
+		if _, ok := params[""]; ok {
+			return fmt.Errorf("%s: empty key", name)
 		}
 	}
 	if f.AttachLimits != nil {
-		return f.AttachLimits.validate()
+		if err := f.AttachLimits.validate(); err != nil {
+			return err
+		}
+	}
+	if f.Exhaustion != nil {
+		return f.Exhaustion.validate(topologyKeys)
+	}
+	return nil
+}
+
+// validate checks the exhaustion section as zonepath-sanity checks its
+// keys, and that the spec has a way to lift the condition: it proves the
+// snapshot becomes ready once the segment has room.
+func (x *Exhaustion) validate(topologyKeys []string) error {
+	if len(x.ExhaustedSegment) == 0 {
+		return fmt.Errorf("exhaustion.exhaustedSegment: missing; the section needs the segment to exhaust")
+	}
+	if err := x.ExhaustedSegment.check(topologyKeys); err != nil {
+		return fmt.Errorf("exhaustion.exhaustedSegment: %w", err)
+	}
+	switch {
+	case x.ExhaustAfter < 0 || x.ExhaustAfter > 1000:
+		return fmt.Errorf("exhaustion.exhaustAfter: must be from 0 to 1000, got %d", x.ExhaustAfter)
+	case x.ExhaustAfter > 0 && x.LiftCommand != "":
+		return fmt.Errorf("exhaustion.liftCommand: is for a segment exhausted from the start; with exhaustAfter the spec lifts by deleting a snapshot")
+	case x.ExhaustAfter == 0 && x.LiftCommand == "":
+		return fmt.Errorf("exhaustion: neither exhaustAfter nor liftCommand is set, so the spec cannot give the segment room again")
+	case x.LiftTimeout.Duration < 0:
+		return fmt.Errorf("exhaustion.liftTimeout: must not be negative, got %v", x.LiftTimeout.Duration)
 	}
 	return nil
 }
@@ -176,6 +248,23 @@ func (f *File) GateOffMissing() string {
 func (f *File) RegionWideMissing() string {
 	if len(f.RegionWideSnapshotClassParameters) == 0 {
 		return "driver ext: regionWideSnapshotClassParameters is not set, so no snapshot usable outside its source's segment can be made"
+	}
+	return ""
+}
+
+// UnrestrictedMissing is why a spec that needs snapshots with an empty
+// accessible_topology cannot run, or "".
+func (f *File) UnrestrictedMissing() string {
+	if len(f.UnrestrictedSnapshotClassParameters) == 0 {
+		return "driver ext: unrestrictedSnapshotClassParameters is not set, so no snapshot with an empty accessible_topology can be made"
+	}
+	return ""
+}
+
+// ExhaustionMissing is why the RESOURCE_EXHAUSTED spec cannot run, or "".
+func (f *File) ExhaustionMissing() string {
+	if f.Exhaustion == nil {
+		return "driver ext: exhaustion is not set, so no segment can be made to run out of room for snapshots"
 	}
 	return ""
 }

@@ -22,6 +22,11 @@ regionWideSnapshotClassParameters:
   zonepath.csi.dev/snapshotScope: region
 `
 
+// exhaustion is an exhaustion section for zone-d with more keys.
+func exhaustion(more string) string {
+	return "exhaustion:\n  exhaustedSegment: {topology.kubernetes.io/region: region-2, topology.kubernetes.io/zone: zone-d}\n  " + more + "\n"
+}
+
 func TestParseAndValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
@@ -40,6 +45,17 @@ func TestParseAndValidate(t *testing.T) {
 		{name: "empty value", file: "segments:\n- {topology.kubernetes.io/zone: zone-a}\n- {topology.kubernetes.io/zone: ''}\n", wantErr: `segments[1]: key "topology.kubernetes.io/zone" has an empty value`},
 		{name: "repeated segment", file: "segments:\n- {topology.kubernetes.io/zone: zone-a}\n- {topology.kubernetes.io/zone: zone-a}\n", wantErr: "segments[1]: {topology.kubernetes.io/zone=zone-a} repeats segments[0]"},
 		{name: "regionKey not a topology key", file: "regionKey: region\nsegments:\n- {topology.kubernetes.io/zone: zone-a}\n- {topology.kubernetes.io/zone: zone-b}\n", wantErr: `regionKey: "region" is not one of`},
+		{name: "unrestricted parameters", file: good + "unrestrictedSnapshotClassParameters:\n  zonepath.csi.dev/snapshotScope: global\n"},
+		{name: "unrestricted parameters with an empty key", file: good + "unrestrictedSnapshotClassParameters:\n  '': global\n", wantErr: "unrestrictedSnapshotClassParameters: empty key"},
+		{name: "exhaustion filled by snapshots", file: good + exhaustion("exhaustAfter: 2")},
+		{name: "exhaustion lifted by a command", file: good + exhaustion("liftCommand: raise-quota zone-d\n  liftTimeout: 2m")},
+		{name: "typo'd exhaustion key", file: good + exhaustion("exhaustAftr: 2"), wantErr: `unknown field "exhaustAftr"`},
+		{name: "exhaustion without a segment", file: good + "exhaustion:\n  exhaustAfter: 2\n", wantErr: "exhaustion.exhaustedSegment: missing"},
+		{name: "exhausted segment with a foreign key", file: good + "exhaustion:\n  exhaustedSegment: {zone: zone-d}\n  exhaustAfter: 2\n", wantErr: `exhaustion.exhaustedSegment: key "zone" is not one of DriverInfo.TopologyKeys`},
+		{name: "negative exhaustAfter", file: good + exhaustion("exhaustAfter: -1"), wantErr: "exhaustion.exhaustAfter: must be from 0 to 1000, got -1"},
+		{name: "exhaustAfter and liftCommand", file: good + exhaustion("exhaustAfter: 2\n  liftCommand: true"), wantErr: "exhaustion.liftCommand: is for a segment exhausted from the start"},
+		{name: "no way to lift", file: good + exhaustion("liftTimeout: 1m"), wantErr: "exhaustion: neither exhaustAfter nor liftCommand"},
+		{name: "negative liftTimeout", file: good + exhaustion("liftCommand: true\n  liftTimeout: -1s"), wantErr: "exhaustion.liftTimeout: must not be negative"},
 		{name: "segment without region", file: "regionKey: topology.kubernetes.io/region\nsegments:\n- {topology.kubernetes.io/zone: zone-a}\n- {topology.kubernetes.io/zone: zone-b}\n", wantErr: `segments[0]: {topology.kubernetes.io/zone=zone-a} has no value for regionKey`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,6 +178,8 @@ func TestReasons(t *testing.T) {
 		topo, wide  string
 		otherRegion string
 		gateOff     string
+		// unrestricted and exhaustion default to "is not set".
+		unrestricted, exhaustion string
 	}{
 		{name: "no capability", f: File{FeatureGates: FeatureGates{VolumeSnapshotTopology: true}},
 			topo: "snapshotTopology is false", wide: "regionWideSnapshotClassParameters is not set", otherRegion: "regionKey is not set",
@@ -174,6 +192,10 @@ func TestReasons(t *testing.T) {
 		{name: "one region", f: File{SnapshotTopology: true, FeatureGates: FeatureGates{VolumeSnapshotTopology: true}, RegionKey: "r",
 			Segments: []Segment{{"r": "1", "z": "a"}, {"r": "1", "z": "b"}}, RegionWideSnapshotClassParameters: map[string]string{"scope": "region"}},
 			otherRegion: "every segment has r=1", gateOff: "featureGates.VolumeSnapshotTopology is true"},
+		{name: "unrestricted and exhaustion declared", f: File{SnapshotTopology: true, FeatureGates: FeatureGates{VolumeSnapshotTopology: true},
+			UnrestrictedSnapshotClassParameters: map[string]string{"scope": "global"}, Exhaustion: &Exhaustion{ExhaustedSegment: Segment{"z": "d"}, ExhaustAfter: 2}},
+			wide: "regionWideSnapshotClassParameters is not set", otherRegion: "regionKey is not set", unrestricted: "-", exhaustion: "-",
+			gateOff: "featureGates.VolumeSnapshotTopology is true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			check := func(what, got, want string) {
@@ -185,6 +207,17 @@ func TestReasons(t *testing.T) {
 			check("SnapshotTopologyMissing", tc.f.SnapshotTopologyMissing(), tc.topo)
 			check("RegionWideMissing", tc.f.RegionWideMissing(), tc.wide)
 			check("GateOffMissing", tc.f.GateOffMissing(), tc.gateOff)
+			declared := func(want, missing string) string {
+				switch want {
+				case "":
+					return missing
+				case "-":
+					return ""
+				}
+				return want
+			}
+			check("UnrestrictedMissing", tc.f.UnrestrictedMissing(), declared(tc.unrestricted, "unrestrictedSnapshotClassParameters is not set"))
+			check("ExhaustionMissing", tc.f.ExhaustionMissing(), declared(tc.exhaustion, "exhaustion is not set"))
 			if len(tc.f.Segments) == 0 {
 				tc.f.Segments = []Segment{{"z": "a"}}
 			}
