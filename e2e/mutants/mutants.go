@@ -49,7 +49,14 @@ var mutants = []mutant{
   match: {rpc: CreateSnapshot}
   action: {mutate: {set: {snapshot.accessible_topology: [{segments: {topology.kubernetes.io/region: region-2, topology.kubernetes.io/zone: zone-d}}]}}}
 `,
-		catchers: []string{"1", "16a", "16b"},
+		catchers: []string{"1", "10", "16a", "16b"},
+	},
+	{
+		name:     "never-resource-exhausted",
+		breaks:   "driver: CreateSnapshot never returns RESOURCE_EXHAUSTED (cluster file without snapshotQuotas)",
+		run:      &gateOnRun,
+		cluster:  func(f *spec.File) { f.SnapshotQuotas = nil },
+		catchers: []string{"11"},
 	},
 	{
 		name:     "upstream-kube-scheduler",
