@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/storage/names"
@@ -364,6 +365,32 @@ func (e *env) pod(ctx context.Context, name string, selector map[string]string, 
 	}
 	_, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Create(ctx, pod, metav1.CreateOptions{})
 	framework.ExpectNoError(err, "creating pod %s", name)
+}
+
+// driverNodeIn narrows a segment to one schedulable node in it whose
+// CSINode lists the driver. A segment may hold nodes without the driver
+// (KEP-5030's cases); without CSIDriver.spec.preventPodSchedulingIfMissing
+// the scheduler may pick one, and a WaitForFirstConsumer claim then waits
+// for a provisioner that cannot serve that node. Specs that expect a pinned
+// pod to schedule pin it here.
+func (e *env) driverNodeIn(ctx context.Context, seg driverext.Segment) map[string]string {
+	nodes, err := e.f.ClientSet.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set(seg)).String()})
+	framework.ExpectNoError(err, "listing the nodes of %s", seg)
+	name := e.driver.GetDriverInfo().Name
+	for _, n := range nodes.Items {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		cn, err := e.f.ClientSet.StorageV1().CSINodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil || !slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == name }) {
+			continue
+		}
+		pin := maps.Clone(seg)
+		pin[v1.LabelHostname] = n.Labels[v1.LabelHostname]
+		return pin
+	}
+	framework.Failf("no schedulable node in %s has %s in its CSINode", seg, name)
+	return nil
 }
 
 // waitScheduled waits until a pod is bound to a node and returns the node.

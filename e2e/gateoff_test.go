@@ -41,7 +41,7 @@ func defineGateOff(e *env) {
 		e.patchAffinity(ctx, content.GetName(), written)
 		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
 		e.pvc(ctx, "restore", sc, snapshotSource("s14-snapshot"))
-		e.pod(ctx, "outside", other, "restore")
+		e.pod(ctx, "outside", e.driverNodeIn(ctx, other), "restore")
 		node := e.waitScheduled(ctx, "outside", e.timeout())
 		pv := e.waitBound(ctx, "restore")
 		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
