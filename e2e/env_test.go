@@ -275,18 +275,24 @@ func (e *env) expectFirstTry(ctx context.Context, claim, pod string) {
 		events, err := e.f.ClientSet.CoreV1().Events(e.ns()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + object})
 		framework.ExpectNoError(err)
 		for _, ev := range events.Items {
-			if ev.Type == v1.EventTypeWarning && !claimNotYetSeen(ev) {
+			if ev.Type == v1.EventTypeWarning && !notYetSeen(ev) {
 				framework.Failf("%s: %s %s: the scheduler first chose a node outside the volume's or snapshot's topology", object, ev.Reason, ev.Message)
 			}
 		}
 	}
 }
 
-// claimNotYetSeen is a FailedScheduling from a scheduler whose claim
-// informer had not yet caught up with a claim created just before the pod:
-// a retry, but not a choice of node.
-func claimNotYetSeen(ev v1.Event) bool {
-	return ev.Reason == "FailedScheduling" && strings.Contains(ev.Message, "persistentvolumeclaim") && strings.Contains(ev.Message, "not found")
+// notYetSeen is a Warning from a component whose informer had not yet
+// caught up with a claim or StorageClass the spec created just before:
+// the scheduler's FailedScheduling 'persistentvolumeclaim "x" not found',
+// the provisioner's ProvisioningFailed 'storageclass... "x" not found'. A
+// retry, but not a choice of node.
+func notYetSeen(ev v1.Event) bool {
+	if !strings.Contains(ev.Message, "not found") {
+		return false
+	}
+	return (ev.Reason == "FailedScheduling" && strings.Contains(ev.Message, "persistentvolumeclaim ")) ||
+		(ev.Reason == "ProvisioningFailed" && strings.Contains(ev.Message, "storageclass.storage.k8s.io "))
 }
 
 // snapshot creates a VolumeSnapshot of a claim and returns its content

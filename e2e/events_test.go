@@ -1,0 +1,27 @@
+package e2e
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// expectFirstTry excuses only informer lag, never a choice of node.
+func TestNotYetSeen(t *testing.T) {
+	for _, tc := range []struct {
+		reason, message string
+		want            bool
+	}{
+		{"FailedScheduling", `0/8 nodes are available: persistentvolumeclaim "restore-1" not found. preemption: ...`, true},
+		{"ProvisioningFailed", `storageclass.storage.k8s.io "zonepath-265-c5lnx" not found`, true},
+		{"FailedScheduling", `running PreBind plugin "VolumeBinding": binding volumes: pv "pvc-1" node affinity doesn't match node "node-c-1"`, false},
+		{"FailedScheduling", `0/8 nodes are available: 2 node(s) outside the topology of VolumeSnapshot "ns/s"`, false},
+		{"ProvisioningFailed", `failed to provision volume: rpc error: code = ResourceExhausted desc = snapshot "snap-1" not found in zone-b`, false},
+		{"ProvisioningFailed", `VolumeSnapshot "ns/s" not found`, false},
+	} {
+		ev := v1.Event{Type: v1.EventTypeWarning, Reason: tc.reason, Message: tc.message}
+		if got := notYetSeen(ev); got != tc.want {
+			t.Errorf("notYetSeen(%s %q) = %v, want %v", tc.reason, tc.message, got, tc.want)
+		}
+	}
+}
