@@ -357,6 +357,15 @@ func (e *env) patchAffinity(ctx context.Context, content string, ts []v1.Topolog
 
 // pod creates a pod holding the claims, restricted by selector.
 func (e *env) pod(ctx context.Context, name string, selector map[string]string, claims ...string) {
+	for _, c := range claims {
+		// kube-controller-manager's PV controller reports every claim it
+		// syncs (WaitForFirstConsumer, ExternalProvisioning, ...). Waiting
+		// for that report keeps the pod from reaching a scheduler whose
+		// claim informer still lags, which rejects it with "persistentvolumeclaim
+		// not found" and, under load, was seen to leave it unscheduled for
+		// minutes.
+		e.waitEvent(ctx, c, "from the PV controller (the claim is known to the controllers)", func(v1.Event) bool { return true })
+	}
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1.PodSpec{
