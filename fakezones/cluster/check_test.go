@@ -22,17 +22,19 @@ func TestUpChecksBeforeStarting(t *testing.T) {
 		omit    string
 		crd     string
 		faults  string
+		work    string
 		wantErr string
 	}{
 		{name: "no etcd", omit: "etcd", crd: crd, wantErr: "missing in BIN: etcd; run make build components"},
 		{name: "no provisioner of either kind", omit: "csi-provisioner", crd: crd, wantErr: "zonepath-provisioner or csi-provisioner"},
 		{name: "no CRDs", wantErr: "no CRDs (*.yaml) in"},
 		{name: "not a CRD", crd: "kind: ConfigMap\n", wantErr: "not a CustomResourceDefinition"},
+		{name: "work directory too deep for a socket", crd: crd, work: strings.Repeat("d", 90), wantErr: "over the 107 a unix socket allows"},
 		{name: "bad driver fault rules", crd: crd, faults: "rules: [{name: x, match: {rpc: CreateSnapshot}, action: {code: Bogus}}]\n", wantErr: "driver fault rules: "},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bin, crds, work := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "work")
+			bin, crds, work := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "work", tc.work)
 			for _, b := range all {
 				if b != tc.omit {
 					write(t, filepath.Join(bin, b), "#!/bin/sh\n")

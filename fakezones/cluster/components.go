@@ -52,6 +52,9 @@ func (u *up) check() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("missing in %s: %s; run make build components", u.o.BinDir, strings.Join(missing, ", "))
 	}
+	if err := checkSocketPaths(u.o); err != nil {
+		return err
+	}
 	if u.o.DriverFaultRules != "" {
 		// The controller would refuse a bad file too, but only after
 		// everything else had started.
@@ -202,9 +205,9 @@ func (u *up) sidecarsOn(prefix, socket string) []component {
 // named after the driver, and so is its log.
 func (u *up) extraDrivers() []component {
 	var out []component
-	for _, d := range u.o.Cluster.ExtraDrivers {
+	for i, d := range u.o.Cluster.ExtraDrivers {
 		dir := kubelet.ExtraDriverDir(u.w.dir, d.Name)
-		socket := extraControllerSocket(u.w.dir, d.Name)
+		socket := extraControllerSocket(u.w.dir, i)
 		out = append(out, component{name: d.Name + "-controller", bin: "zonepath", args: []string{
 			"--drivername=" + d.Name, "--controller", "--node=false", "--endpoint=unix://" + socket,
 			"--state-dir=" + filepath.Join(dir, "state"), "--data-dir=" + filepath.Join(dir, "data"),
@@ -216,9 +219,32 @@ func (u *up) extraDrivers() []component {
 	return out
 }
 
-// extraControllerSocket is the controller socket of an extra driver.
-func extraControllerSocket(workDir, name string) string {
-	return filepath.Join(kubelet.ExtraDriverDir(workDir, name), "controller.sock")
+// extraControllerSocket is the controller socket of the i-th extra driver.
+func extraControllerSocket(workDir string, i int) string {
+	return filepath.Join(kubelet.ExtraSocketDir(workDir, i), "controller.sock")
+}
+
+// checkSocketPaths refuses a work directory so deep that a socket's path
+// would pass the unix limit: the component would fail to listen with a
+// bare "invalid argument" after everything else had started.
+func checkSocketPaths(o Options) error {
+	dirs := []string{filepath.Dir(kubelet.SocketPath(o.WorkDir, "x"))}
+	for i := range o.Cluster.ExtraDrivers {
+		dirs = append(dirs, filepath.Join(kubelet.ExtraSocketDir(o.WorkDir, i), "nodes"))
+	}
+	longest := ""
+	for _, dir := range dirs {
+		for _, n := range o.Cluster.Nodes {
+			if p := filepath.Join(dir, n.Name+".sock"); len(p) > len(longest) {
+				longest = p
+			}
+		}
+	}
+	if len(longest) > kubelet.MaxSocketPath {
+		return fmt.Errorf("work directory %s is too deep: socket %s would be %d bytes, over the %d a unix socket allows; use a shorter --work-dir",
+			o.WorkDir, longest, len(longest), kubelet.MaxSocketPath)
+	}
+	return nil
 }
 
 // kubeletStandIn runs zonepath-cluster's kubelet command, the stand-in

@@ -87,9 +87,9 @@ func Up(ctx context.Context, o Options) (s *State, err error) {
 		return nil, err
 	}
 	u.state = &State{WorkDir: o.WorkDir, Kubeconfig: u.w.adminKubeconfig(), Controller: u.controllerSocket()}
-	for _, d := range o.Cluster.ExtraDrivers {
+	for i, d := range o.Cluster.ExtraDrivers {
 		u.state.ExtraDrivers = append(u.state.ExtraDrivers, ExtraDriver{
-			Name: d.Name, Controller: extraControllerSocket(o.WorkDir, d.Name), Disabled: d.DisableCapabilities})
+			Name: d.Name, Controller: extraControllerSocket(o.WorkDir, i), Disabled: d.DisableCapabilities})
 	}
 	defer func() {
 		if err != nil {

@@ -78,10 +78,21 @@ func SocketPath(workDir, node string) string {
 // socketDir holds zonepath's node plugin sockets.
 func socketDir(workDir string) string { return filepath.Join(workDir, "csi", "nodes") }
 
-// ExtraDriverDir holds everything of an extra driver under workDir: its
-// controller's socket, state and data, and its node plugins' sockets and
-// state, apart from every other driver's.
+// ExtraDriverDir holds an extra driver's controller state and data and
+// its node plugins' state under workDir, apart from every other driver's.
 func ExtraDriverDir(workDir, name string) string { return filepath.Join(workDir, "drivers", name) }
+
+// ExtraSocketDir holds the sockets of the i-th extra driver (its
+// controller's, and its node plugins' under nodes/). It is numbered, not
+// named after the driver, because a unix socket's path is limited to
+// MaxSocketPath bytes.
+func ExtraSocketDir(workDir string, i int) string {
+	return filepath.Join(workDir, "csi", fmt.Sprintf("extra%d", i+1))
+}
+
+// MaxSocketPath is the longest path a unix socket may have on Linux
+// (sun_path is 108 bytes, with the terminating NUL).
+const MaxSocketPath = 107
 
 // Driver is one CSI driver whose node plugins the stand-in serves.
 type Driver struct {
@@ -98,16 +109,16 @@ func (d Driver) socket(node string) string { return filepath.Join(d.SocketDir, n
 
 // Drivers lays out the cluster's drivers: zonepath's (its data in
 // cfg.DataDir, sockets where SocketPath says), then every extra driver
-// under ExtraDriverDir.
+// under ExtraDriverDir and ExtraSocketDir.
 func (cfg Config) Drivers() []Driver {
 	out := []Driver{{
 		Name:      plugin.DefaultName,
 		SocketDir: socketDir(cfg.WorkDir), StateDir: filepath.Join(cfg.WorkDir, "nodes"), DataDir: cfg.DataDir,
 	}}
-	for _, e := range cfg.Cluster.ExtraDrivers {
+	for i, e := range cfg.Cluster.ExtraDrivers {
 		dir := ExtraDriverDir(cfg.WorkDir, e.Name)
 		out = append(out, Driver{Name: e.Name, Disable: e.DisableCapabilities,
-			SocketDir: filepath.Join(dir, "nodes"), StateDir: filepath.Join(dir, "node-state"), DataDir: filepath.Join(dir, "data")})
+			SocketDir: filepath.Join(ExtraSocketDir(cfg.WorkDir, i), "nodes"), StateDir: filepath.Join(dir, "node-state"), DataDir: filepath.Join(dir, "data")})
 	}
 	return out
 }
