@@ -25,3 +25,20 @@ func TestNotYetSeen(t *testing.T) {
 		}
 	}
 }
+
+func TestLogsFor(t *testing.T) {
+	got := logsFor([]string{labelTopology, labelSnapshotTopology})
+	if len(got) == 0 || got[0] != componentLogs[labelTopology][0] {
+		t.Fatalf("logsFor = %v, want the topology components first", got)
+	}
+	seen := map[string]bool{}
+	for _, c := range got {
+		if seen[c] {
+			t.Errorf("component %q listed twice", c)
+		}
+		seen[c] = true
+	}
+	if len(logsFor([]string{"unknown"})) == 0 {
+		t.Error("a spec without a known label gets no components to read")
+	}
+}

@@ -79,6 +79,8 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 		e.ext = ext
 		e.cfg = driver.PrepareTest(ctx, f)
 	})
+	// Before the framework's AfterEach deletes the namespace.
+	ginkgo.JustAfterEach(e.diagnose)
 	defineSnapshotTopology(e)
 	defineTopology(e)
 	defineGateOff(e)
