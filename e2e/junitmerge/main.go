@@ -5,7 +5,7 @@
 // two runs, or failed: the merged file of a passing conformance run lists
 // every spec as passed.
 //
-//	go run ./e2e/junitmerge -o junit.xml junit-zonepath.xml junit-gate-off.xml
+//	go run ./e2e/junitmerge -o junit.xml junit-zonepath.xml junit-nocap.xml junit-cluster-2.xml
 //
 // A run is named after its file, junit-<run>.xml.
 package main
