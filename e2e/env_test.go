@@ -382,6 +382,21 @@ func (e *env) pod(ctx context.Context, name string, selector map[string]string, 
 	framework.ExpectNoError(err, "creating pod %s", name)
 }
 
+// restoreInside restores a snapshot into a new claim of class for a new,
+// unpinned pod, and checks that the scheduler placed the pod inside the
+// snapshot's nodeAffinity, that the volume is accessible from its node,
+// and that both happened the first time. It returns the node.
+func (e *env) restoreInside(ctx context.Context, snapshot, class, claim, pod string, affinity []v1.TopologySelectorTerm) *v1.Node {
+	e.pvc(ctx, claim, class, snapshotSource(snapshot))
+	e.pod(ctx, pod, nil, claim)
+	node := e.waitScheduled(ctx, pod, e.timeout())
+	gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod %s on node %s (%v) is inside snapshot %s's nodeAffinity %v", pod, node.Name, node.Labels, snapshot, affinity))
+	pv := e.waitBound(ctx, claim)
+	gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
+	e.expectFirstTry(ctx, claim, pod)
+	return node
+}
+
 // driverNodeIn narrows a segment to one schedulable node in it whose
 // CSINode lists the driver. A segment may hold nodes without the driver
 // (KEP-5030's cases); without CSIDriver.spec.preventPodSchedulingIfMissing

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"reflect"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/zonepath/zonepath/e2e/driverext"
 )
 
 // expectFirstTry excuses only informer lag, never a choice of node.
@@ -40,5 +43,25 @@ func TestLogsFor(t *testing.T) {
 	}
 	if len(logsFor([]string{"unknown"})) == 0 {
 		t.Error("a spec without a known label gets no components to read")
+	}
+}
+
+// crossTerm is the multi-region class of scenario 16c: one term whose
+// keys list every segment's values, sorted, each once.
+func TestCrossTerm(t *testing.T) {
+	got := crossTerm([]driverext.Segment{
+		{"region": "r1", "zone": "a"}, {"region": "r1", "zone": "c"}, {"region": "r2", "zone": "b"},
+	})
+	want := []v1.TopologySelectorTerm{{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{
+		{Key: "region", Values: []string{"r1", "r2"}},
+		{Key: "zone", Values: []string{"a", "b", "c"}},
+	}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("crossTerm = %v, want %v", got, want)
+	}
+	for _, node := range []map[string]string{{"region": "r2", "zone": "a"}, {"region": "r1", "zone": "b"}} {
+		if !termsMatch(got, node) {
+			t.Errorf("the cross product excludes %v", node)
+		}
 	}
 }

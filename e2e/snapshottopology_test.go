@@ -77,13 +77,7 @@ func defineSnapshotTopology(e *env) {
 		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity", content.GetName())
 		e.needNodesOutside(ctx, affinity)
 		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
-		e.pvc(ctx, "restore", sc, snapshotSource("s2-snapshot"))
-		e.pod(ctx, "consumer", nil, "restore")
-		node := e.waitScheduled(ctx, "consumer", e.timeout())
-		gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod landed on node %s (%v), which the snapshot's nodeAffinity %v allows", node.Name, node.Labels, affinity))
-		pv := e.waitBound(ctx, "restore")
-		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
-		e.expectFirstTry(ctx, "restore", "consumer")
+		e.restoreInside(ctx, "s2-snapshot", sc, "restore", "consumer", affinity)
 	})
 
 	ginkgo.It("scenario 3: keeps a pod Pending with a FailedScheduling event naming the snapshot when no node is in its topology", label, func(ctx context.Context) {
@@ -128,13 +122,8 @@ func defineSnapshotTopology(e *env) {
 		e.needNodesOutside(ctx, affinity)
 		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
 		for i := 1; i <= 5; i++ {
-			claim, pod := claimName("restore", i), claimName("consumer", i)
-			e.pvc(ctx, claim, sc, snapshotSource("s5-snapshot"))
-			e.pod(ctx, pod, nil, claim)
-			node := e.waitScheduled(ctx, pod, e.timeout())
-			gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("repetition %d: pod on node %s (%v) is inside the snapshot's nodeAffinity %v", i, node.Name, node.Labels, affinity))
-			e.waitBound(ctx, claim)
-			e.expectFirstTry(ctx, claim, pod)
+			node := e.restoreInside(ctx, "s5-snapshot", sc, claimName("restore", i), claimName("consumer", i), affinity)
+			framework.Logf("repetition %d: pod on node %s", i, node.Name)
 		}
 	})
 

@@ -72,12 +72,6 @@ func defineTopology(e *env) {
 		multiRegion := crossTerm(e.ext.Segments)
 		framework.Logf("multi-region StorageClass term %v (regions %s and %s)", multiRegion, seg[e.ext.RegionKey], other[e.ext.RegionKey])
 		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, multiRegion)
-		e.pvc(ctx, "restore", sc, snapshotSource("s16-snapshot"))
-		e.pod(ctx, "consumer", nil, "restore")
-		node := e.waitScheduled(ctx, "consumer", e.timeout())
-		gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod on node %s (%v) is inside the snapshot's nodeAffinity %v", node.Name, node.Labels, affinity))
-		pv := e.waitBound(ctx, "restore")
-		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
-		e.expectFirstTry(ctx, "restore", "consumer")
+		e.restoreInside(ctx, "s16-snapshot", sc, "restore", "consumer", affinity)
 	})
 }
