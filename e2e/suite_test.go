@@ -23,6 +23,9 @@ const (
 	// SNAPSHOT_ACCESSIBILITY_CONSTRAINTS (extension file snapshotTopology:
 	// false), run on their own with that driver's files.
 	labelCapabilityOff = "capability-off"
+	// labelKubelet: specs whose pods really run, so they need nodes with
+	// kubelets; fake zones' kwok nodes only pretend to run pods.
+	labelKubelet = "kubelet"
 )
 
 var (
@@ -86,4 +89,5 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	defineGateOff(e)
 	defineAttachLimits(e)
 	defineLifecycle(e)
+	defineData(e)
 }

@@ -92,7 +92,7 @@ e2e() {
 echo "conformance: [4/6] the e2e suite (bin/zonepath-e2e) against a two-region fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$e2ecluster" --config hack/conformance/e2e-cluster.yaml
 e2e zonepath "$e2ecluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-ext.yaml \
-  --ginkgo.label-filter '!capability-off && !feature-gate-off && !attach-limits'
+  --ginkgo.label-filter '!capability-off && !feature-gate-off && !attach-limits && !kubelet'
 e2e nocap "$e2ecluster" e2e/testdata/zonepath-nocap.yaml e2e/testdata/zonepath-nocap-ext.yaml \
   --ginkgo.label-filter capability-off
 bin/zonepath-cluster down --work-dir "$e2ecluster" >>"$out/down.log" 2>&1

@@ -250,6 +250,7 @@ func TestExampleFiles(t *testing.T) {
 	}{
 		{file: "zonepath-ext.yaml"},
 		{file: "zonepath-cluster-2-ext.yaml", gateOff: true},
+		{file: "kind/zonepath-ext.yaml"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			f, err := Load(filepath.Join("..", "testdata", tc.file))

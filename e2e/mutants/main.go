@@ -31,7 +31,7 @@ var (
 		featureGates: "VolumeSnapshotTopology=true",
 		driver:       "e2e/testdata/zonepath.yaml",
 		ext:          "e2e/testdata/zonepath-ext.yaml",
-		labelFilter:  "!capability-off && !feature-gate-off && !attach-limits",
+		labelFilter:  "!capability-off && !feature-gate-off && !attach-limits && !kubelet",
 	}
 	cluster2Run = suiteRun{
 		cluster:      "hack/conformance/e2e-cluster-2.yaml",
