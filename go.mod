@@ -33,6 +33,7 @@ require (
 	k8s.io/csi-translation-lib v0.37.0
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kube-scheduler v0.0.0
+	k8s.io/kubelet v0.37.1
 	k8s.io/kubernetes v1.37.1
 	k8s.io/mount-utils v0.35.2
 	k8s.io/pod-security-admission v0.35.2
@@ -210,7 +211,6 @@ require (
 	k8s.io/kube-openapi v0.0.0-20260821135717-be32def86098 // indirect
 	k8s.io/kube-proxy v0.0.0 // indirect
 	k8s.io/kubectl v0.35.2 // indirect
-	k8s.io/kubelet v0.37.1 // indirect
 	k8s.io/metrics v0.37.1 // indirect
 	k8s.io/streaming v0.37.1 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
