@@ -67,8 +67,9 @@ $(BIN)/zonepath-crds: FORCE
 
 FORCE:
 
-## test: unit tests and the in-process csi-sanity suite with the race detector, then bounded fuzzing.
-test: unit fuzz
+## test: unit tests and the in-process csi-sanity suite with the race detector, then bounded fuzzing,
+## then actionlint over the workflows and the composite action.
+test: unit fuzz actionlint
 
 unit:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -78,6 +79,17 @@ unit:
 
 fuzz:
 	hack/fuzz.sh $(FUZZTIME)
+
+## actionlint: actionlint (the Go module pinned in go.mod, hack/tools.go) over
+## .github/workflows, which also checks the inputs workflows pass to local
+## actions. actionlint never lints an action's own steps, so
+## hack/actioncheck checks .github/actions/*/action.yml's composite rules and
+## writes its steps as workflows under _output/actioncheck/ for actionlint.
+.PHONY: actionlint
+actionlint:
+	rm -rf $(OUT)/actioncheck
+	$(GO) run ./hack/actioncheck --out $(OUT)/actioncheck .github/actions/*/action.yml
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint .github/workflows/*.yaml $(OUT)/actioncheck/*.yaml
 
 ## sanity: upstream csi-sanity, then zonepath-sanity (upstream suite plus the
 ## extensions), then zonepath-sanity against the driver without snapshot topology.

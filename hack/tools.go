@@ -8,6 +8,9 @@ package hack
 import (
 	// csi-sanity: the upstream conformance command, run against bin/zonepath.
 	_ "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity"
+	// actionlint lints .github/workflows (and the composite action's steps,
+	// see hack/actioncheck) in `make test`.
+	_ "github.com/rhysd/actionlint/cmd/actionlint"
 	// The e2e framework the e2e suite is built on; pinning it keeps
 	// k8s.io/kubernetes v1.37.1 and its staging replaces in the module graph.
 	_ "k8s.io/kubernetes/test/e2e/framework"

@@ -143,10 +143,19 @@ func (p *Plugin) Close() error {
 
 // Serve listens on the endpoint and serves until ctx is done.
 func (p *Plugin) Serve(ctx context.Context) error {
-	lis, err := listen(p.cfg.Endpoint)
+	lis, err := p.Listen()
 	if err != nil {
 		return err
 	}
+	return p.ServeListener(ctx, lis)
+}
+
+// Listen opens the endpoint's socket. Connections queue from then on, so a
+// caller can tell kubelet about the socket before ServeListener runs.
+func (p *Plugin) Listen() (net.Listener, error) { return listen(p.cfg.Endpoint) }
+
+// ServeListener serves on lis until ctx is done.
+func (p *Plugin) ServeListener(ctx context.Context, lis net.Listener) error {
 	srv := p.GRPCServer()
 	go func() {
 		<-ctx.Done()

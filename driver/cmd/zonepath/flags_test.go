@@ -47,3 +47,43 @@ func TestConfigDriverName(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistrationFlags: registration is off unless
+// --kubelet-registration-path is given, is only for the node plugin, and
+// bad paths stop the start with an error naming the flag.
+func TestRegistrationFlags(t *testing.T) {
+	const host = "/var/lib/kubelet/plugins/zonepath.csi.dev/csi.sock"
+	tests := []struct {
+		name           string
+		o              options
+		wantRegistered bool
+		wantErr        string
+	}{
+		{name: "off by default", o: options{node: true, pluginRegistrationPath: "/registration"}},
+		{name: "on", o: options{node: true, kubeletRegistrationPath: host, pluginRegistrationPath: "/registration"}, wantRegistered: true},
+		{name: "controller only", o: options{controller: true, kubeletRegistrationPath: host, pluginRegistrationPath: "/registration"},
+			wantErr: "--kubelet-registration-path registers the node plugin with kubelet: it needs --node"},
+		{name: "URL instead of path", o: options{node: true, kubeletRegistrationPath: "unix://" + host, pluginRegistrationPath: "/registration"},
+			wantErr: "--kubelet-registration-path: the CSI socket's path on the host \"unix://"},
+		{name: "relative registration dir", o: options{node: true, kubeletRegistrationPath: host, pluginRegistrationPath: "registration"},
+			wantErr: "--plugin-registration-path: \"registration\" is not an absolute path"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.name = plugin.DefaultName
+			reg, err := tc.o.registration()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("registration() error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := reg != nil; got != tc.wantRegistered {
+				t.Errorf("registering = %v, want %v", got, tc.wantRegistered)
+			}
+		})
+	}
+}

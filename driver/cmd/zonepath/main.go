@@ -16,6 +16,7 @@ import (
 
 	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/registration"
 	"github.com/zonepath/zonepath/driver/topology"
 )
 
@@ -32,6 +33,7 @@ type options struct {
 	maxVolumesPerNode, maxVolumeSize                  int64
 	mount, faultRules                                 string
 	faultReload                                       time.Duration
+	kubeletRegistrationPath, pluginRegistrationPath   string
 	showVersion                                       bool
 }
 
@@ -56,6 +58,8 @@ func main() {
 	flag.StringVar(&o.mount, "mount", "auto", "node mounts: bind, none (only create paths), or auto (bind when permitted)")
 	flag.StringVar(&o.faultRules, "fault-rules", "", "YAML file of fault rules; re-read when it changes")
 	flag.DurationVar(&o.faultReload, "fault-rules-reload-interval", time.Second, "how often to check --fault-rules for changes")
+	flag.StringVar(&o.kubeletRegistrationPath, "kubelet-registration-path", "", "with --node: register with kubelet, giving it this path of the CSI socket as kubelet sees it on the host (e.g. /var/lib/kubelet/plugins/zonepath.csi.dev/csi.sock); replaces the node-driver-registrar sidecar where its image cannot be pulled. Empty: do not register")
+	flag.StringVar(&o.pluginRegistrationPath, "plugin-registration-path", registration.DefaultDir, "with --kubelet-registration-path: kubelet's plugin registration directory (/var/lib/kubelet/plugins_registry on the host) as mounted in this container")
 	flag.BoolVar(&o.showVersion, "version", false, "print the version and exit")
 	flag.Parse()
 	if o.showVersion {
@@ -77,6 +81,10 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	reg, err := o.registration()
+	if err != nil {
+		return err
+	}
 	if cfg.Faults != nil {
 		go cfg.Faults.Watch(ctx, o.faultReload)
 	}
@@ -85,7 +93,42 @@ func run(o options) error {
 		return err
 	}
 	defer p.Close()
-	return p.Serve(ctx)
+	// Listen before registering: kubelet calls NodeGetInfo on the CSI
+	// socket as soon as it learns of it.
+	lis, err := p.Listen()
+	if err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 2)
+	go func() { done <- p.ServeListener(ctx, lis) }()
+	running := 1
+	if reg != nil {
+		go func() { done <- reg.Serve(ctx) }()
+		running++
+	}
+	// Whichever ends first (a signal, or kubelet refusing the plugin)
+	// stops the other; the first error is the exit status.
+	var first error
+	for ; running > 0; running-- {
+		if err := <-done; err != nil && first == nil {
+			first = err
+		}
+		stop()
+	}
+	return first
+}
+
+// registration is the kubelet registration the flags ask for, or nil.
+func (o options) registration() (*registration.Server, error) {
+	if o.kubeletRegistrationPath == "" {
+		return nil, nil
+	}
+	if !o.node {
+		return nil, fmt.Errorf("%s registers the node plugin with kubelet: it needs --node", registration.EndpointFlag)
+	}
+	return registration.New(registration.Config{DriverName: o.name, Endpoint: o.kubeletRegistrationPath, Dir: o.pluginRegistrationPath})
 }
 
 func (o options) config(ctx context.Context) (plugin.Config, error) {
