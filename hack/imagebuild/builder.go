@@ -186,9 +186,6 @@ func (b *builder) input(s spec) (imageInput, error) {
 		labelTitle: s.name, labelVersion: version, labelSource: source,
 		labelBase: "Debian libc6 " + b.libcVer,
 	}
-	if o.own && o.revision != "" {
-		labels[labelRevision] = o.revision
-	}
 	if s.upstream {
 		labels[labelLocalBuild] = fmt.Sprintf("built offline by zonepath's make images from Go module %s@%s; not the upstream image", o.module, o.version)
 	}

@@ -4,17 +4,20 @@ import (
 	"debug/buildinfo"
 	"fmt"
 	"regexp"
-	"strings"
 )
+
+// ownModule is this repository's module.
+const ownModule = "github.com/zonepath/zonepath"
 
 // origin is where a binary's main package came from, read from the build
 // information Go embeds in every binary: the versions an image is tagged
 // with are those the binary was really built from, not literals here.
+// Go records the module holding the main package as the main module, also
+// when the package was built from a dependency (make components).
 type origin struct {
-	module   string // module holding the main package
-	version  string // that module's version ("" for this repository's own)
-	revision string // vcs.revision, when go build stamped it
-	own      bool   // the main package is in the main module (this repository)
+	module  string // module holding the main package
+	version string // its version; "(devel)" for this repository's own
+	own     bool   // built from this repository
 }
 
 func readOrigin(binary string) (origin, error) {
@@ -22,34 +25,16 @@ func readOrigin(binary string) (origin, error) {
 	if err != nil {
 		return origin{}, fmt.Errorf("reading Go build information of %s: %w", binary, err)
 	}
-	var o origin
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			o.revision = s.Value
-		}
-	}
-	if within(bi.Path, bi.Main.Path) {
-		o.module, o.own = bi.Main.Path, true
-		return o, nil
-	}
-	for _, d := range bi.Deps {
-		if within(bi.Path, d.Path) && len(d.Path) > len(o.module) {
-			o.module, o.version = d.Path, d.Version
-			if d.Replace != nil && d.Replace.Version != "" {
-				o.version = d.Replace.Version
-			}
-		}
-	}
-	if o.module == "" {
-		return origin{}, fmt.Errorf("%s: no module in its build information holds its main package %s", binary, bi.Path)
+	o := origin{module: bi.Main.Path, version: bi.Main.Version, own: bi.Main.Path == ownModule}
+	if o.module == "" || (!o.own && !semver.MatchString(o.version)) {
+		return origin{}, fmt.Errorf("%s: main package %s has no module version in its build information (module %q, version %q)",
+			binary, bi.Path, o.module, o.version)
 	}
 	return o, nil
 }
 
-// within reports whether package pkg belongs to module mod by path.
-func within(pkg, mod string) bool {
-	return mod != "" && (pkg == mod || strings.HasPrefix(pkg, mod+"/"))
-}
+// semver matches a module version usable as an image tag (v8.7.0, v1.2.3-rc.1).
+var semver = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.-]*$`)
 
 var majorSuffix = regexp.MustCompile(`/v[0-9]+$`)
 

@@ -20,20 +20,15 @@ func TestSourceURL(t *testing.T) {
 	}
 }
 
-func TestWithin(t *testing.T) {
-	tests := []struct {
-		pkg, mod string
-		want     bool
-	}{
-		{"github.com/a/b/cmd/x", "github.com/a/b", true},
-		{"github.com/a/b", "github.com/a/b", true},
-		{"github.com/a/bc/cmd/x", "github.com/a/b", false},
-		{"github.com/a/b", "", false},
+// TestReadOrigin reads this test binary, built from this repository.
+func TestReadOrigin(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		if got := within(tc.pkg, tc.mod); got != tc.want {
-			t.Errorf("within(%s, %s) = %t, want %t", tc.pkg, tc.mod, got, tc.want)
-		}
+	o, err := readOrigin(self)
+	if err != nil || !o.own || o.module != ownModule {
+		t.Fatalf("readOrigin(test binary) = %+v, %v; want own module %s", o, err, ownModule)
 	}
 }
 

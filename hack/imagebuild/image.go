@@ -21,7 +21,6 @@ const (
 	labelTitle      = "org.opencontainers.image.title"
 	labelVersion    = "org.opencontainers.image.version"
 	labelSource     = "org.opencontainers.image.source"
-	labelRevision   = "org.opencontainers.image.revision"
 	labelLocalBuild = "dev.csi.zonepath.local-build"
 	labelBase       = "dev.csi.zonepath.base"
 )
