@@ -61,7 +61,11 @@ func (in imageInput) configFile() *v1.ConfigFile {
 func (in imageInput) image() (v1.Image, error) {
 	adds := make([]mutate.Addendum, 0, len(in.layers))
 	for _, l := range in.layers {
-		adds = append(adds, mutate.Addendum{Layer: l.layer})
+		gz, err := l.v1Layer()
+		if err != nil {
+			return nil, err
+		}
+		adds = append(adds, mutate.Addendum{Layer: gz})
 	}
 	img, err := mutate.Append(empty.Image, adds...)
 	if err != nil {

@@ -116,7 +116,11 @@ func TestLayerReproducible(t *testing.T) {
 	if errA != nil || errB != nil || a.diffID != b.diffID {
 		t.Fatalf("two builds differ: %v %v (%v, %v)", a.diffID, b.diffID, errA, errB)
 	}
-	got, err := a.layer.DiffID()
+	gz, err := a.v1Layer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := gz.DiffID()
 	if err != nil || got != a.diffID {
 		t.Fatalf("recorded diff ID %v, layer's %v (%v)", a.diffID, got, err)
 	}

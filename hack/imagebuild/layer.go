@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -23,12 +24,34 @@ import (
 // container runtimes share the base layers between images.
 var epoch = time.Unix(0, 0).UTC()
 
-// layer is one built image layer with the diff ID the config records.
+// layer is one built image layer, uncompressed, with the diff ID the
+// config records. It is compressed only when an image that holds it is
+// written, once however many images share it: a warm run compresses nothing.
 type layer struct {
 	name   string // for history and progress lines
-	layer  v1.Layer
+	data   []byte
 	diffID v1.Hash
-	size   int64 // uncompressed
+	gz     *lazyLayer
+}
+
+type lazyLayer struct {
+	once  sync.Once
+	layer v1.Layer
+	err   error
+}
+
+// v1Layer returns the layer for go-containerregistry, which computes the
+// compressed digest (and keeps the compressed bytes) when it is created.
+func (l layer) v1Layer() (v1.Layer, error) {
+	l.gz.once.Do(func() {
+		l.gz.layer, l.gz.err = tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(l.data)), nil
+		}, tarball.WithCompressedCaching)
+		if l.gz.err != nil {
+			l.gz.err = fmt.Errorf("layer %s: %w", l.name, l.gz.err)
+		}
+	})
+	return l.gz.layer, l.gz.err
 }
 
 // layerBuilder writes a root-owned, reproducible tar in memory. Parent
@@ -136,8 +159,7 @@ func (b *layerBuilder) write(h *tar.Header, data []byte) {
 	}
 }
 
-// finish closes the tar and returns it as a layer whose gzip form is
-// computed once, however many images share it.
+// finish closes the tar and returns the layer.
 func (b *layerBuilder) finish(name string) (layer, error) {
 	if b.err == nil {
 		b.err = b.tw.Close()
@@ -147,17 +169,11 @@ func (b *layerBuilder) finish(name string) (layer, error) {
 	}
 	data := b.buf.Bytes()
 	sum := sha256.Sum256(data)
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(data)), nil
-	}, tarball.WithCompressedCaching)
-	if err != nil {
-		return layer{}, fmt.Errorf("layer %s: %w", name, err)
-	}
 	return layer{
 		name:   name,
-		layer:  l,
+		data:   data,
 		diffID: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])},
-		size:   int64(len(data)),
+		gz:     &lazyLayer{},
 	}, nil
 }
 
