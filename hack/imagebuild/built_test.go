@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	mountutils "k8s.io/mount-utils"
 )
@@ -224,21 +223,8 @@ func rootfs(t *testing.T, img v1.Image) string {
 	if err := os.Chmod(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return root
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := unpackEntry(root, h, tr); err != nil {
-			t.Fatal(err)
-		}
-	}
+	walkImage(t, img, func(h *tar.Header, r io.Reader) error { return unpackEntry(root, h, r) })
+	return root
 }
 
 func unpackEntry(root string, h *tar.Header, r io.Reader) error {

@@ -129,18 +129,30 @@ func TestLayerReproducible(t *testing.T) {
 // extractedFiles reads the image's flattened file system.
 func extractedFiles(t *testing.T, img v1.Image) map[string]*tar.Header {
 	t.Helper()
+	files := map[string]*tar.Header{}
+	walkImage(t, img, func(h *tar.Header, _ io.Reader) error {
+		files[h.Name] = h
+		return nil
+	})
+	return files
+}
+
+// walkImage calls fn for each entry of the image's flattened file system.
+func walkImage(t *testing.T, img v1.Image, fn func(*tar.Header, io.Reader) error) {
+	t.Helper()
 	rc := mutate.Extract(img)
 	defer rc.Close()
-	files := map[string]*tar.Header{}
 	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return files
+			return
+		}
+		if err == nil {
+			err = fn(h, tr)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[h.Name] = h
 	}
 }
