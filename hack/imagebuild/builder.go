@@ -13,14 +13,13 @@ import (
 
 // builder holds what the images share, built once per run.
 type builder struct {
-	opts     options
-	logf     func(format string, args ...any)
-	base     layer // users, groups, nsswitch.conf, /tmp: every image
-	libc     layer // Debian's libc6: every image of a glibc-linked binary
-	libcRoot string
-	libcVer  string
-	busybox  debPackage
-	applets  map[applets]layer
+	opts    options
+	logf    func(format string, args ...any)
+	base    layer // users, groups, nsswitch.conf, /tmp: every image
+	libc    layer // Debian's libc6: every image of a glibc-linked binary
+	libcVer string
+	busybox debPackage
+	applets map[applets]layer
 }
 
 // libcSkipped are parts of libc6 no Go binary uses: iconv's conversion
@@ -43,7 +42,7 @@ func newBuilder(o options, logf func(string, ...any)) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{opts: o, logf: logf, libcRoot: libc.root, libcVer: libc.version, busybox: bb, applets: map[applets]layer{}}
+	b := &builder{opts: o, logf: logf, libcVer: libc.version, busybox: bb, applets: map[applets]layer{}}
 	if b.base, err = baseLayer(); err != nil {
 		return nil, err
 	}
@@ -229,8 +228,8 @@ func (b *builder) checkLibraries(binary string) error {
 	if err != nil {
 		return err
 	}
-	if missing := missingIn(b.libcRoot, libs); len(missing) > 0 {
-		return fmt.Errorf("%s needs %s (ldd), which Debian's libc6 %s does not ship: add the package that does to the base",
+	if missing := missingIn(b.libc.files, libs); len(missing) > 0 {
+		return fmt.Errorf("%s needs %s (ldd), which the layer of Debian's libc6 %s lacks: add the package that ships it to the base",
 			binary, strings.Join(missing, ", "), b.libcVer)
 	}
 	return nil

@@ -29,6 +29,7 @@ var epoch = time.Unix(0, 0).UTC()
 // written, once however many images share it: a warm run compresses nothing.
 type layer struct {
 	name   string // for history and progress lines
+	files  files
 	data   []byte
 	diffID v1.Hash
 	gz     *lazyLayer
@@ -57,14 +58,15 @@ func (l layer) v1Layer() (v1.Layer, error) {
 // layerBuilder writes a root-owned, reproducible tar in memory. Parent
 // directories are added on first use, each once.
 type layerBuilder struct {
-	buf  bytes.Buffer
-	tw   *tar.Writer
-	dirs map[string]bool
-	err  error
+	files files
+	buf   bytes.Buffer
+	tw    *tar.Writer
+	dirs  map[string]bool
+	err   error
 }
 
 func newLayerBuilder() *layerBuilder {
-	b := &layerBuilder{dirs: map[string]bool{}}
+	b := &layerBuilder{dirs: map[string]bool{}, files: files{}}
 	b.tw = tar.NewWriter(&b.buf)
 	return b
 }
@@ -154,6 +156,7 @@ func (b *layerBuilder) write(h *tar.Header, data []byte) {
 		return
 	}
 	h.ModTime, h.Format = epoch, tar.FormatPAX
+	b.files[strings.TrimSuffix(h.Name, "/")] = h
 	if b.err = b.tw.WriteHeader(h); b.err == nil && len(data) > 0 {
 		_, b.err = b.tw.Write(data)
 	}
@@ -171,6 +174,7 @@ func (b *layerBuilder) finish(name string) (layer, error) {
 	sum := sha256.Sum256(data)
 	return layer{
 		name:   name,
+		files:  b.files,
 		data:   data,
 		diffID: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])},
 		gz:     &lazyLayer{},

@@ -1,10 +1,9 @@
 package main
 
 import (
+	"archive/tar"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 )
 
@@ -49,55 +48,49 @@ func parseLdd(out string) ([]string, error) {
 	return libs, nil
 }
 
-// missingIn returns the libraries that root (an unpacked file tree) lacks,
-// following symbolic links inside root the way the loader would inside the
-// image (/lib64/ld-linux-x86-64.so.2 is an absolute link in libc6).
-func missingIn(root string, libs []string) []string {
+// files are a layer's entries by path ("lib/x86_64-linux-gnu/libc.so.6").
+type files map[string]*tar.Header
+
+// missingIn returns the libraries the layer lacks, following symbolic
+// links inside it the way the loader would inside the image
+// (/lib64/ld-linux-x86-64.so.2 is an absolute link in libc6). It checks
+// the layer as built, not the unpacked package: what the layer leaves out
+// is missing.
+func missingIn(layer files, libs []string) []string {
 	var missing []string
 	for _, lib := range libs {
-		if !existsIn(root, lib) {
+		resolved, err := resolveIn(layer, lib)
+		if err != nil || layer[resolved].Typeflag != tar.TypeReg {
 			missing = append(missing, lib)
 		}
 	}
 	return missing
 }
 
-func existsIn(root, lib string) bool {
-	resolved, err := resolveIn(root, lib)
-	if err != nil {
-		return false
-	}
-	info, err := os.Stat(filepath.Join(root, resolved))
-	return err == nil && info.Mode().IsRegular()
-}
-
-// resolveIn follows p inside root one component at a time, symbolic links
-// included (absolute ones relative to root), and returns the resolved path.
-func resolveIn(root, p string) (string, error) {
+// resolveIn follows p inside the layer one component at a time, symbolic
+// links included (absolute ones relative to the layer's root).
+func resolveIn(layer files, p string) (string, error) {
 	parts := split(p)
-	cur, hops := "/", 0
+	cur, hops := "", 0
 	for len(parts) > 0 {
 		next := path.Join(cur, parts[0])
 		parts = parts[1:]
-		info, err := os.Lstat(filepath.Join(root, next))
-		if err != nil {
-			return "", err
+		h, ok := layer[next]
+		if !ok {
+			return "", fmt.Errorf("%s: no /%s in the layer", p, next)
 		}
-		if info.Mode()&os.ModeSymlink == 0 {
+		if h.Typeflag != tar.TypeSymlink {
 			cur = next
 			continue
 		}
 		if hops++; hops > 40 {
 			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
 		}
-		target, err := os.Readlink(filepath.Join(root, next))
-		if err != nil {
-			return "", err
-		}
+		target := h.Linkname
 		if !path.IsAbs(target) {
-			target = path.Join(cur, target)
+			target = path.Join("/", cur, target)
 		}
-		parts, cur = append(split(target), parts...), "/"
+		parts, cur = append(split(target), parts...), ""
 	}
 	return cur, nil
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,24 +39,20 @@ func TestParseLdd(t *testing.T) {
 }
 
 // TestMissingIn uses libc6's layout: the loader under /lib64 is an
-// absolute link into /lib, which must resolve inside the tree, not on the host.
+// absolute link into /lib, which must resolve inside the layer, not on the
+// host.
 func TestMissingIn(t *testing.T) {
-	root := t.TempDir()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+	lb := newLayerBuilder()
+	lb.file("lib/x86_64-linux-gnu/libc.so.6", 0o644, nil)
+	lb.file("lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", 0o755, nil)
+	lb.symlink("lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2")
+	lb.symlink("lib/multiarch", "x86_64-linux-gnu")
+	lb.symlink("lib/x86_64-linux-gnu/escape.so", "/etc/hostname")
+	lb.symlink("lib/loop.so", "loop.so")
+	l, err := lb.finish("test")
+	if err != nil {
+		t.Fatal(err)
 	}
-	must(os.MkdirAll(filepath.Join(root, "lib/x86_64-linux-gnu"), 0o755))
-	must(os.MkdirAll(filepath.Join(root, "lib64"), 0o755))
-	must(os.WriteFile(filepath.Join(root, "lib/x86_64-linux-gnu/libc.so.6"), nil, 0o644))
-	must(os.WriteFile(filepath.Join(root, "lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"), nil, 0o755))
-	must(os.Symlink("/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", filepath.Join(root, "lib64/ld-linux-x86-64.so.2")))
-	must(os.Symlink("x86_64-linux-gnu", filepath.Join(root, "lib/multiarch")))
-	must(os.Symlink("/etc/hostname", filepath.Join(root, "lib/x86_64-linux-gnu/escape.so")))
-	must(os.Symlink("loop.so", filepath.Join(root, "lib/loop.so")))
-
 	tests := []struct {
 		lib     string
 		missing bool
@@ -72,7 +66,7 @@ func TestMissingIn(t *testing.T) {
 		{"/lib64", true}, // a directory is no library
 	}
 	for _, tc := range tests {
-		got := len(missingIn(root, []string{tc.lib})) == 1
+		got := len(missingIn(l.files, []string{tc.lib})) == 1
 		if got != tc.missing {
 			t.Errorf("%s: missing = %t, want %t", tc.lib, got, tc.missing)
 		}
