@@ -143,5 +143,16 @@ COMPONENTS ?=
 components:
 	GO=$(GO) BIN=$(BIN) hack/components.sh $(COMPONENTS)
 
+## images: an image of each zonepath binary (localhost/zonepath/<binary>:$(VERSION))
+## and offline stand-ins under the upstream names the manifests use
+## (snapshot-controller, csi-attacher, the e2e framework's BusyBox), built from
+## bin/ without a Docker daemon: docker-archive tarballs in _output/images/,
+## listed in _output/images/images.txt (hack/imagebuild/README.md).
+.PHONY: images
+images: build components
+	busybox=$$($(GO) run ./hack/imagebuild/e2eimage BusyBox) && \
+	$(GO) run ./hack/imagebuild --bin-dir $(BIN) --out-dir $(OUT)/images \
+		--version $(VERSION) --busybox-ref "$$busybox"
+
 clean:
 	rm -rf $(BIN) $(OUT)

@@ -1,0 +1,73 @@
+# syntax=docker/dockerfile:1
+# zonepath's images for users with Docker (BuildKit), one target per binary:
+#   docker build --target zonepath             -t localhost/zonepath/zonepath:dev .
+#   docker build --target zonepath-provisioner -t localhost/zonepath/zonepath-provisioner:dev .
+#   (also zonepath-snapshotter, zonepath-scheduler)
+# Binaries here are static (CGO_ENABLED=0). `make images` builds the same four
+# images, and offline stand-ins for the upstream ones, without a Docker daemon
+# (hack/imagebuild/README.md). Every image `make images` builds from this
+# repository must have a target here and no other (TestDockerfileTargets).
+
+ARG GO_VERSION=1.26
+
+FROM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+ENV CGO_ENABLED=0
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+
+FROM build AS build-zonepath
+ARG VERSION=devel
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+	go build -ldflags "-X main.version=${VERSION}" -o /out/zonepath ./driver/cmd/zonepath
+
+FROM build AS build-zonepath-provisioner
+ARG VERSION=devel
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+	go build -ldflags "-X main.version=${VERSION}" -o /out/zonepath-provisioner ./controllers/cmd/zonepath-provisioner
+
+FROM build AS build-zonepath-snapshotter
+ARG VERSION=devel
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+	go build -ldflags "-X main.version=${VERSION}" -o /out/zonepath-snapshotter ./controllers/cmd/zonepath-snapshotter
+
+# Stamped with the Kubernetes version it is built from, as the Makefile does.
+FROM build AS build-zonepath-scheduler
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+	v=$(go list -m -f '{{.Version}}' k8s.io/kubernetes) && major=${v#v} && major=${major%%.*} && \
+	minor=${v#v*.} && minor=${minor%%.*} && flags="" && \
+	for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do \
+		flags="$flags -X $p.gitVersion=$v -X $p.gitMajor=$major -X $p.gitMinor=$minor"; \
+	done && \
+	go build -ldflags "$flags" -o /out/zonepath-scheduler ./controllers/cmd/zonepath-scheduler
+
+# The node plugin bind-mounts with mount(8) (k8s.io/mount-utils), so it gets
+# a Debian base with util-linux and runs as root.
+FROM debian:bookworm-slim AS zonepath
+ARG VERSION=devel
+LABEL org.opencontainers.image.title=zonepath org.opencontainers.image.version=${VERSION} \
+	org.opencontainers.image.source=https://github.com/zonepath/zonepath
+COPY --from=build-zonepath /out/zonepath /usr/local/bin/zonepath
+ENTRYPOINT ["/usr/local/bin/zonepath"]
+
+FROM gcr.io/distroless/static-debian12:nonroot AS zonepath-provisioner
+ARG VERSION=devel
+LABEL org.opencontainers.image.title=zonepath-provisioner org.opencontainers.image.version=${VERSION} \
+	org.opencontainers.image.source=https://github.com/zonepath/zonepath
+COPY --from=build-zonepath-provisioner /out/zonepath-provisioner /usr/local/bin/zonepath-provisioner
+ENTRYPOINT ["/usr/local/bin/zonepath-provisioner"]
+
+FROM gcr.io/distroless/static-debian12:nonroot AS zonepath-snapshotter
+ARG VERSION=devel
+LABEL org.opencontainers.image.title=zonepath-snapshotter org.opencontainers.image.version=${VERSION} \
+	org.opencontainers.image.source=https://github.com/zonepath/zonepath
+COPY --from=build-zonepath-snapshotter /out/zonepath-snapshotter /usr/local/bin/zonepath-snapshotter
+ENTRYPOINT ["/usr/local/bin/zonepath-snapshotter"]
+
+FROM gcr.io/distroless/static-debian12:nonroot AS zonepath-scheduler
+ARG VERSION=devel
+LABEL org.opencontainers.image.title=zonepath-scheduler org.opencontainers.image.version=${VERSION} \
+	org.opencontainers.image.source=https://github.com/zonepath/zonepath
+COPY --from=build-zonepath-scheduler /out/zonepath-scheduler /usr/local/bin/zonepath-scheduler
+ENTRYPOINT ["/usr/local/bin/zonepath-scheduler"]

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseLdd(t *testing.T) {
+	tests := []struct {
+		name, out string
+		want      []string
+		wantErr   string
+	}{
+		{
+			name: "glibc binary",
+			out: "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f)\n" +
+				"\t/lib64/ld-linux-x86-64.so.2 (0x00007f)\n",
+			want: []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"},
+		},
+		{name: "static", out: "\tstatically linked\n"},
+		{name: "missing library", out: "\tlibfoo.so.1 => not found\n", wantErr: "libfoo.so.1 => not found"},
+		{name: "garbage", out: "what is this\n", wantErr: `unexpected line "what is this"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseLdd(tc.out)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestMissingIn uses libc6's layout: the loader under /lib64 is an
+// absolute link into /lib, which must resolve inside the layer, not on the
+// host.
+func TestMissingIn(t *testing.T) {
+	lb := newLayerBuilder()
+	lb.file("lib/x86_64-linux-gnu/libc.so.6", 0o644, nil)
+	lb.file("lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", 0o755, nil)
+	lb.symlink("lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2")
+	lb.symlink("lib/multiarch", "x86_64-linux-gnu")
+	lb.symlink("lib/x86_64-linux-gnu/escape.so", "/etc/hostname")
+	lb.symlink("lib/loop.so", "loop.so")
+	l, err := lb.finish("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		lib     string
+		missing bool
+	}{
+		{"/lib/x86_64-linux-gnu/libc.so.6", false},
+		{"/lib64/ld-linux-x86-64.so.2", false},
+		{"/lib/multiarch/libc.so.6", false},
+		{"/lib/x86_64-linux-gnu/libm.so.6", true},
+		{"/lib/x86_64-linux-gnu/escape.so", true}, // exists on the host only
+		{"/lib/loop.so", true},
+		{"/lib64", true}, // a directory is no library
+	}
+	for _, tc := range tests {
+		got := len(missingIn(l.files, []string{tc.lib})) == 1
+		if got != tc.missing {
+			t.Errorf("%s: missing = %t, want %t", tc.lib, got, tc.missing)
+		}
+	}
+}
