@@ -56,11 +56,13 @@ $(BIN)/csi-sanity: go.mod go.sum
 	$(GO) build -o $@ github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity
 
 ## crds: the six external-snapshotter CRDs of the client/v8 module pinned in
-## go.mod, with the KEP-5943 fields added, into bin/crds/ (nothing upstream is
+## go.mod, with the KEP-5943 fields added, into bin/crds/ and into deploy/crds/
+## beside its kustomization.yaml (git-ignored there; nothing upstream is
 ## committed here).
 crds: $(BIN)/zonepath-crds
 	$(BIN)/zonepath-crds --out $(BIN)/crds \
 		--from $$($(GO) list -m -f '{{.Dir}}' github.com/kubernetes-csi/external-snapshotter/client/v8)/config/crd
+	cp $(BIN)/crds/*.yaml deploy/crds/
 
 $(BIN)/zonepath-crds: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-crds
@@ -70,7 +72,8 @@ FORCE:
 ## test: unit tests and the in-process csi-sanity suite with the race detector, then bounded fuzzing.
 test: unit fuzz
 
-unit:
+# crds: deploy/render renders deploy/crds, which needs the generated CRDs.
+unit: crds
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
