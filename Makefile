@@ -8,7 +8,7 @@ LDFLAGS    := -X main.version=$(VERSION)
 FUZZTIME   ?= 10s
 
 .PHONY: all build crds test unit fuzz sanity bench conformance e2e-mutants components clean \
-	fakezones-up fakezones-down fakezones-test
+	fakezones-up fakezones-down fakezones-test deploy-check
 
 all: build
 
@@ -122,6 +122,13 @@ fakezones-down:
 ## fakezones-test: the cluster tests, which start and stop clusters of their own.
 fakezones-test: build components
 	ZONEPATH_BIN=$(BIN) $(GO) test -tags fakezones -count=1 -v ./fakezones/...
+
+## deploy-check: kubectl apply --dry-run=server -k of every kustomization under
+## deploy/ against the cluster of DEPLOY_CHECK_KUBECONFIG (default: make
+## fakezones-up's); creates namespace zonepath-system, needs the snapshot CRDs.
+DEPLOY_CHECK_KUBECONFIG ?= $(OUT)/fakezones/kubeconfig/admin
+deploy-check: crds
+	hack/deploy-check.sh --kubeconfig $(DEPLOY_CHECK_KUBECONFIG)
 
 ## components: the fake-zones cluster's upstream binaries into bin/, versions
 ## stamped: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
