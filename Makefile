@@ -8,7 +8,7 @@ LDFLAGS    := -X main.version=$(VERSION)
 FUZZTIME   ?= 10s
 
 .PHONY: all build crds test unit fuzz sanity bench conformance e2e-mutants components clean \
-	fakezones-up fakezones-down fakezones-test
+	fakezones-up fakezones-down fakezones-test deploy-check
 
 all: build
 
@@ -56,11 +56,13 @@ $(BIN)/csi-sanity: go.mod go.sum
 	$(GO) build -o $@ github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity
 
 ## crds: the six external-snapshotter CRDs of the client/v8 module pinned in
-## go.mod, with the KEP-5943 fields added, into bin/crds/ (nothing upstream is
+## go.mod, with the KEP-5943 fields added, into bin/crds/ and into deploy/crds/
+## beside its kustomization.yaml (git-ignored there; nothing upstream is
 ## committed here).
 crds: $(BIN)/zonepath-crds
 	$(BIN)/zonepath-crds --out $(BIN)/crds \
 		--from $$($(GO) list -m -f '{{.Dir}}' github.com/kubernetes-csi/external-snapshotter/client/v8)/config/crd
+	cp $(BIN)/crds/*.yaml deploy/crds/
 
 $(BIN)/zonepath-crds: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-crds
@@ -71,7 +73,8 @@ FORCE:
 ## then actionlint over the workflows and the composite action.
 test: unit fuzz actionlint
 
-unit:
+# crds: deploy/render renders deploy/crds, which needs the generated CRDs.
+unit: crds
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -131,6 +134,13 @@ fakezones-down:
 ## fakezones-test: the cluster tests, which start and stop clusters of their own.
 fakezones-test: build components
 	ZONEPATH_BIN=$(BIN) $(GO) test -tags fakezones -count=1 -v ./fakezones/...
+
+## deploy-check: kubectl apply --dry-run=server -k of every kustomization under
+## deploy/ against the cluster of DEPLOY_CHECK_KUBECONFIG (default: make
+## fakezones-up's); creates namespace zonepath-system, needs the snapshot CRDs.
+DEPLOY_CHECK_KUBECONFIG ?= $(OUT)/fakezones/kubeconfig/admin
+deploy-check: crds
+	hack/deploy-check.sh --kubeconfig $(DEPLOY_CHECK_KUBECONFIG)
 
 ## components: the fake-zones cluster's upstream binaries into bin/, versions
 ## stamped: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,

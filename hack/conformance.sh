@@ -18,7 +18,8 @@
 #      e2e/testdata, every spec but those of the other runs; JUnit in
 #      e2e/junit-zonepath.xml; then on the same cluster for its second
 #      driver, without snapshot topology (label capability-off), JUnit in
-#      e2e/junit-nocap.xml;
+#      e2e/junit-nocap.xml; then hack/deploy-check.sh: a server-side dry-run
+#      of every kustomization under deploy/ against that cluster (fatal);
 #   5. a third fake-zones cluster from hack/conformance/e2e-cluster-2.yaml
 #      whose controllers run with --feature-gates=VolumeSnapshotTopology=false
 #      and whose nodes include KEP-5030's cases, and the feature-gate-off and
@@ -95,6 +96,8 @@ e2e zonepath "$e2ecluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-ext.
   --ginkgo.label-filter '!capability-off && !feature-gate-off && !attach-limits && !kubelet'
 e2e nocap "$e2ecluster" e2e/testdata/zonepath-nocap.yaml e2e/testdata/zonepath-nocap-ext.yaml \
   --ginkgo.label-filter capability-off
+echo "conformance: [4/6] kubectl apply --dry-run=server -k of every kustomization under deploy/ against the same cluster"
+hack/deploy-check.sh --kubeconfig "$e2ecluster/kubeconfig/admin" 2>&1 | tee "$out/deploy-check.txt"
 bin/zonepath-cluster down --work-dir "$e2ecluster" >>"$out/down.log" 2>&1
 
 echo "conformance: [5/6] the feature-gate-off and attach-limits specs against a cluster whose controllers run with VolumeSnapshotTopology=false"

@@ -1,0 +1,131 @@
+package render
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// deployDir is deploy/, this package's parent.
+const deployDir = ".."
+
+// expectFor is what an overlay's name promises.
+func expectFor(dir string) Expect {
+	switch filepath.Base(dir) {
+	case "gate-on", "kind":
+		return Expect{Gate: "true"}
+	case "gate-off":
+		return Expect{Gate: "false"}
+	}
+	return Expect{}
+}
+
+// TestEveryKustomization renders every kustomization under deploy/ as
+// kubectl apply -k would and checks it.
+func TestEveryKustomization(t *testing.T) {
+	dirs, err := Kustomizations(deployDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The walk must find at least these, or a broken walk would pass.
+	for _, want := range []string{"crds", "base", "overlays/gate-on", "overlays/gate-off",
+		"overlays/scheduler-replacement", "overlays/registrar-sidecar", "overlays/kind"} {
+		if !slices.Contains(dirs, filepath.Join(deployDir, want)) {
+			t.Errorf("Kustomizations(%s) = %v, missing %s", deployDir, dirs, want)
+		}
+	}
+	for _, dir := range dirs {
+		t.Run(strings.TrimPrefix(dir, deployDir+"/"), func(t *testing.T) {
+			objs, err := Render(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(objs, expectFor(dir)); err != nil {
+				t.Error(err)
+			}
+			t.Logf("%d objects", len(objs))
+		})
+	}
+}
+
+// TestTaggedKind renders the kind overlay the way make kind-e2e tags it
+// (hack/deploy-tag.sh): no :latest may be left.
+func TestTaggedKind(t *testing.T) {
+	out := t.TempDir()
+	cmd := exec.Command("../../hack/deploy-tag.sh", filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/deploy-tag.sh: %v\n%s", err, b)
+	}
+	objs, err := Render(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(objs, Expect{Gate: "true", Tag: "v0.0.0-render"}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestChecksFail shows each check failing on a broken kustomization.
+func TestChecksFail(t *testing.T) {
+	cases := []struct {
+		dir    string
+		expect Expect
+		// renderErr: the render itself fails; else Check does.
+		renderErr bool
+		want      string
+	}{
+		{dir: "unknown-field", renderErr: true, want: `unknown field "spec.template.spec.containers[0].imagePullPolcy"`},
+		{dir: "missing-serviceaccount", want: "[serviceaccounts] Deployment zonepath-system/snapshot-controller: serviceAccountName snapshot-controler: no such ServiceAccount"},
+		{dir: "wrong-image", want: "[images] Deployment zonepath-system/zonepath-controller container csi-attacher: image registry.k8s.io/sig-storage/csi-attacher:v4.12.0 is none of the agreed"},
+		{dir: "gate-on-attacher", want: "[feature-gates] Deployment zonepath-system/zonepath-controller container csi-attacher: --feature-gates sets VolumeSnapshotTopology, which registry.k8s.io/sig-storage/csi-attacher:v4.13.0 does not have"},
+		{dir: "gate-mixed", want: "[feature-gates] VolumeSnapshotTopology differs between components: false in Deployment zonepath-system/zonepath-controller container zonepath-snapshotter; true in"},
+		{dir: "gate-off", expect: Expect{Gate: "true"}, want: "[feature-gates] Deployment zonepath-system/zonepath-controller container zonepath-provisioner: VolumeSnapshotTopology=false, want true"},
+		{dir: "selector", want: "[selectors] Deployment zonepath-system/zonepath-controller: selector app.kubernetes.io/name=zonepath-controller does not match its pod template's labels"},
+		{dir: "driver-name", want: "[driver-names] StorageClass zonepath-zone-b: provisioner zonepath.csi.io, but the CSIDriver is zonepath.csi.dev"},
+		{dir: "zone-typo", want: "[topology] VolumeSnapshotClass zonepath-zone-c: allowedTopologies[0]:"},
+		{dir: "missing-configmap", want: "[references] DaemonSet zonepath-system/zonepath-node: volume topology: no ConfigMap zonepath-system/zonepath-topo in the render"},
+		{dir: "scheduler-kube-lease", want: "[scheduler-config] Deployment zonepath-system/zonepath-scheduler container zonepath-scheduler: --config=/etc/zonepath-scheduler/config.yaml: a second scheduler holding kube-scheduler's lease"},
+		{dir: "scheduler-no-plugin", want: "profile zonepath-scheduler does not enable SnapshotTopology"},
+		{dir: "registration-twice", want: "[registration] DaemonSet zonepath-system/zonepath-node: the node plugin registers itself and through node-driver-registrar"},
+		{dir: "registrar-drift", renderErr: true, want: "testing value /spec/template/spec/containers/0/args/11 failed"},
+		{dir: "../../base", expect: Expect{Tag: "v1.0.0"}, want: "[images] Deployment zonepath-system/zonepath-controller container zonepath: image localhost/zonepath/zonepath:latest: tag latest, want v1.0.0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.dir, func(t *testing.T) {
+			objs, err := Render(filepath.Join("testdata", tc.dir))
+			if !tc.renderErr {
+				if err != nil {
+					t.Fatalf("render: %v", err)
+				}
+				err = Check(objs, tc.expect)
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got error:\n%v\nwant one containing:\n%s", err, tc.want)
+			}
+			t.Logf("fails as it should:\n%v", err)
+		})
+	}
+}
+
+// TestMissingCRDs: without make crds, rendering says what to run.
+func TestMissingCRDs(t *testing.T) {
+	root := t.TempDir()
+	for path, content := range map[string]string{
+		"crds/kustomization.yaml": "resources: [x.yaml]\n",
+		"base/kustomization.yaml": "resources: [../crds]\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, path), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Render(filepath.Join(root, "base"))
+	if err == nil || !strings.Contains(err.Error(), "deploy/crds/x.yaml is missing: run make crds") {
+		t.Fatalf("got %v, want the missing CRD and make crds named", err)
+	}
+}
