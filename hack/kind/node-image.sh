@@ -18,7 +18,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 INPUTS_LABEL=io.zonepath.kind-node.inputs
 # Built by hack/components.sh; `make components` builds the control plane
 # too, so for those this is a relink check of a few seconds.
-COMPONENTS=(kubeadm kubelet kube-proxy etcd kube-apiserver kube-controller-manager kube-scheduler kubectl)
+# CoreDNS costs about 4 CPU-minutes cold (hack/components/coredns).
+COMPONENTS=(kubeadm kubelet kube-proxy etcd kube-apiserver kube-controller-manager kube-scheduler kubectl coredns)
 WORK=$KIND_OUT/node-image
 ROOTFS=$WORK/rootfs
 IMAGES=$WORK/images
@@ -41,7 +42,6 @@ inputs_hash() {
 		sha256sum "$WORK/pause" | cut -d' ' -f1
 		(cd "$KIND_MODULE" && find images/base/files -type f -print0 | sort -z | xargs -0 sha256sum)
 		cat "$KIND_ROOT"/hack/kind/{lib.sh,node-image.sh,runc-drop-missing-caps}
-		[[ ! -x $BIN/coredns ]] || sha256sum "$BIN/coredns" | cut -d' ' -f1
 	} | sha256sum | cut -c1-16
 }
 
@@ -104,12 +104,7 @@ component_image() {
 		image_from_dir "$dir" "$ref" "$name" 'ENTRYPOINT ["/pause"]' 'USER 65535:65535'
 		;;
 	coredns)
-		if [[ ! -x $BIN/coredns ]]; then
-			log "  skipping $ref: no bin/coredns (hack/components.sh coredns builds it); cluster DNS will not run"
-			return
-		fi
-		mkdir -p "$dir"
-		cp "$BIN/coredns" "$dir/coredns"
+		add_binary / "$BIN/coredns" "$dir" /coredns
 		image_from_dir "$dir" "$ref" "$name" 'ENTRYPOINT ["/coredns"]'
 		;;
 	*) die "kubeadm lists an image this script cannot build: $ref" ;;
