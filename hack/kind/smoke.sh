@@ -5,7 +5,9 @@
 #   2. a pause pod pinned to the zone-b worker runs (the preloaded pause image);
 #   3. a pod on the zone-a worker reaches the API server through the
 #      kubernetes Service (kube-proxy, the CNI and the routes between nodes),
-#      as the zonepath controllers will: in-cluster kubectl get --raw /version.
+#      as the zonepath controllers will: in-cluster kubectl get --raw /version;
+#   4. a pod on the zone-c worker reaches it by name (CoreDNS):
+#      https://kubernetes.default.svc.cluster.local.
 # The probe image is bin/kubectl with its libraries (docker import), loaded
 # with kind; nothing is pulled. Objects go in namespace zonepath-smoke, which
 # is deleted at the end.
@@ -72,10 +74,27 @@ probe_image() {
 
 check_api_via_service() {
 	step "probe image $PROBE (bin/kubectl)" probe_image
-	pod api zone-a "$PROBE" get --raw /version
-	kubectl -n "$NS" wait --for=jsonpath='{.status.phase}'=Succeeded pod/api --timeout=90s >/dev/null ||
-		die "pod api did not reach the API server: $(kubectl -n "$NS" logs api 2>&1 | tail -3)"
-	log "pod api on $(kubectl -n "$NS" get pod api -o jsonpath='{.spec.nodeName}') reached https://\$KUBERNETES_SERVICE_HOST: $(kubectl -n "$NS" logs api | tr -d ' \n' | cut -c1-60)..."
+	probe api zone-a get --raw /version
+}
+
+# probe NAME ZONE KUBECTL-ARGS...: a probe pod that must succeed.
+probe() {
+	local name=$1 zone=$2
+	shift 2
+	pod "$name" "$zone" "$PROBE" "$@"
+	kubectl -n "$NS" wait --for=jsonpath='{.status.phase}'=Succeeded "pod/$name" --timeout=90s >/dev/null ||
+		die "pod $name failed: $(kubectl -n "$NS" logs "$name" 2>&1 | tail -3)"
+	log "pod $name on $(kubectl -n "$NS" get pod "$name" -o jsonpath='{.spec.nodeName}'): $(kubectl -n "$NS" logs "$name" | tr -d ' \n' | cut -c1-50)..."
+}
+
+# check_dns: with --server, kubectl ignores the in-cluster token and would
+# prompt for a user; a username stops the prompt, and the API server, which
+# has no basic-auth authenticator, treats the request as anonymous: /version
+# is public. The CA still verifies the server.
+check_dns() {
+	local sa=/var/run/secrets/kubernetes.io/serviceaccount
+	probe dns zone-c get --raw /version --server https://kubernetes.default.svc.cluster.local \
+		--certificate-authority "$sa/ca.crt" --username anonymous --password none
 }
 
 main() {
@@ -86,6 +105,7 @@ main() {
 	step "nodes Ready with zones" check_nodes
 	step "pause pod on the zone-b worker" check_pause
 	step "API server through the kubernetes Service from a pod" check_api_via_service
+	step "API server by its Service name (CoreDNS)" check_dns
 	kubectl delete namespace "$NS" --wait=false >/dev/null
 	log "smoke: all checks passed"
 }
