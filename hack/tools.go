@@ -28,13 +28,15 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	// kubectl, so a fake-zones user can look at the cluster.
 	_ "k8s.io/kubernetes/cmd/kubectl"
-	// The kind node image's node binaries (hack/kind/node-image.sh).
+	_ "sigs.k8s.io/kwok/cmd/kwok"
+
+	// The offline kind node image's node binaries (hack/kind/node-image.sh),
+	// and kind itself for make kind-up (bin/kind).
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 	_ "k8s.io/kubernetes/cmd/kubeadm"
 	_ "k8s.io/kubernetes/cmd/kubelet"
-	_ "k8s.io/kubernetes/cmd/kube-proxy"
-	// kind itself, for make kind-up (bin/kind).
 	_ "sigs.k8s.io/kind"
-	_ "sigs.k8s.io/kwok/cmd/kwok"
+
 	// The snapshot CRDs snapshot-controller needs ship in this module's
 	// client/config/crd; require it explicitly so its version is ours, not
 	// whatever the sidecars happen to need.
