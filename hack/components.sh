@@ -7,6 +7,10 @@
 #   kube-scheduler, kubectl, kwok, snapshot-controller,
 #   csi-snapshotter, csi-attacher         go.mod, pinned by hack/tools.go
 #   csi-provisioner                       hack/components/csi-provisioner/go.mod (see there why)
+#   kubelet, kubeadm, kube-proxy          go.mod, pinned by hack/tools.go; for the offline
+#                                         kind node image only (hack/kind/node-image.sh)
+#   coredns                               hack/components/coredns/go.mod (see there why); for the
+#                                         offline kind node image only
 # Versions are read from the module graph, so bumping a pin in go.mod is the
 # only change needed.
 #
@@ -23,13 +27,16 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${BIN:-$ROOT/bin}
 ETCD_MOD=$ROOT/hack/components/etcd
 PROVISIONER_MOD=$ROOT/hack/components/csi-provisioner
+COREDNS_MOD=$ROOT/hack/components/coredns
 
 # csi-provisioner is built on request only: the fake-zones cluster runs
 # bin/zonepath-provisioner (make build), which carries KEP-5943, and the
 # upstream command costs six cold minutes of its own Kubernetes build.
 ALL=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
 	snapshot-controller csi-snapshotter csi-attacher)
-KNOWN=("${ALL[@]}" csi-provisioner)
+# kubelet, kubeadm and kube-proxy are built on request only, by the kind node
+# image build: the fake-zones cluster has no kubelets.
+KNOWN=("${ALL[@]}" csi-provisioner kubelet kubeadm kube-proxy coredns)
 
 # modver DIR MODULE: the version of MODULE selected in DIR's module graph.
 modver() { (cd "$1" && "$GO" list -m -f '{{.Version}}' "$2"); }
@@ -68,7 +75,7 @@ component() {
 		build etcd "$ETCD_MOD" go.etcd.io/etcd/server/v3 "$ver" \
 			"-X go.etcd.io/etcd/api/v3/version.Version=${ver#v} -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$ver"
 		;;
-	kube-apiserver | kube-controller-manager | kube-scheduler | kubectl)
+	kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kubeadm | kube-proxy)
 		ver=$(modver "$ROOT" k8s.io/kubernetes)
 		build "$name" "$ROOT" "k8s.io/kubernetes/cmd/$name" "$ver" "$(k8s_ldflags "$ver")"
 		;;
@@ -91,6 +98,12 @@ component() {
 		ver=$(modver "$PROVISIONER_MOD" github.com/kubernetes-csi/external-provisioner/v6)
 		build csi-provisioner "$PROVISIONER_MOD" github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner "$ver" \
 			"-X main.version=$ver"
+		;;
+	coredns)
+		# CoreDNS's Makefile stamps its commit the same way.
+		ver=$(modver "$COREDNS_MOD" github.com/coredns/coredns)
+		build coredns "$COREDNS_MOD" github.com/coredns/coredns "$ver" \
+			"-X github.com/coredns/coredns/coremain.GitCommit=module-$ver"
 		;;
 	*)
 		echo "components.sh: unknown component $name (known: ${KNOWN[*]})" >&2

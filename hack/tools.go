@@ -32,6 +32,14 @@ import (
 	// kubectl, so a fake-zones user can look at the cluster.
 	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "sigs.k8s.io/kwok/cmd/kwok"
+
+	// The offline kind node image's node binaries (hack/kind/node-image.sh),
+	// and kind itself for make kind-up (bin/kind).
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kubeadm"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "sigs.k8s.io/kind"
+
 	// The snapshot CRDs snapshot-controller needs ship in this module's
 	// client/config/crd; require it explicitly so its version is ours, not
 	// whatever the sidecars happen to need.

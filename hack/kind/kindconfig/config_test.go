@@ -1,0 +1,146 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+)
+
+const minimal = `kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+nodes:
+- role: control-plane
+  extraMounts:
+  - hostPath: _output/kind/data
+    containerPath: /var/lib/zonepath
+  - hostPath: /abs
+    containerPath: /abs
+`
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"unknown key", strings.Replace(minimal, "extraMounts", "extraMount", 1), `unknown field "extraMount"`},
+		{"wrong kind", strings.Replace(minimal, "kind: Cluster", "kind: Clusters", 1), `want kind Cluster`},
+		{"wrong apiVersion", strings.Replace(minimal, "v1alpha4", "v1alpha3", 1), `apiVersion "kind.x-k8s.io/v1alpha3"`},
+		{"no nodes", "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n", "nodes: at least one node"},
+		{"not yaml", "nodes: [", "c.yaml: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("c.yaml", []byte(tc.data))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml: ") {
+				t.Fatalf("Parse() error = %v, want one starting with c.yaml: and containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	const wrapper = "/usr/local/libexec/zonepath/runc-drop-missing-caps"
+	for _, tc := range []struct {
+		name           string
+		w              Workarounds
+		wantMounts     []v1alpha4.Mount
+		wantContainerd []string
+		wantKubeadm    []string
+		wantNoCNI      bool
+	}{
+		{
+			name: "no workarounds: only absolute paths",
+			wantMounts: []v1alpha4.Mount{
+				{HostPath: "/repo/_output/kind/data", ContainerPath: "/var/lib/zonepath"},
+				{HostPath: "/abs", ContainerPath: "/abs"},
+			},
+		},
+		{
+			name: "all workarounds",
+			w:    Workarounds{RuncWrapper: wrapper, RestrictOOMScoreAdj: true, AllowCgroupV1: true, SimpleCNI: true},
+			wantMounts: []v1alpha4.Mount{
+				{HostPath: "/repo/_output/kind/data", ContainerPath: "/var/lib/zonepath"},
+				{HostPath: "/abs", ContainerPath: "/abs"},
+				{HostPath: wrapper, ContainerPath: nodeRuncPath, Readonly: true},
+			},
+			wantContainerd: []string{
+				"[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n  BinaryName = \"" + nodeRuncPath + "\"\n",
+				"[plugins.\"io.containerd.grpc.v1.cri\"]\n  restrict_oom_score_adj = true\n",
+			},
+			wantKubeadm: []string{"kind: KubeletConfiguration\nfailCgroupV1: false\n"},
+			wantNoCNI:   true,
+		},
+		{
+			name: "cgroup v1 only",
+			w:    Workarounds{AllowCgroupV1: true},
+			wantMounts: []v1alpha4.Mount{
+				{HostPath: "/repo/_output/kind/data", ContainerPath: "/var/lib/zonepath"},
+				{HostPath: "/abs", ContainerPath: "/abs"},
+			},
+			wantKubeadm: []string{"kind: KubeletConfiguration\nfailCgroupV1: false\n"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse("c.yaml", []byte(minimal))
+			if err != nil {
+				t.Fatal(err)
+			}
+			Generate(c, "/repo", tc.w)
+			if got := c.Nodes[0].ExtraMounts; !reflect.DeepEqual(got, tc.wantMounts) {
+				t.Errorf("mounts = %+v, want %+v", got, tc.wantMounts)
+			}
+			if !reflect.DeepEqual(c.ContainerdConfigPatches, tc.wantContainerd) {
+				t.Errorf("containerdConfigPatches = %q, want %q", c.ContainerdConfigPatches, tc.wantContainerd)
+			}
+			if !reflect.DeepEqual(c.KubeadmConfigPatches, tc.wantKubeadm) {
+				t.Errorf("kubeadmConfigPatches = %q, want %q", c.KubeadmConfigPatches, tc.wantKubeadm)
+			}
+			if c.Networking.DisableDefaultCNI != tc.wantNoCNI {
+				t.Errorf("disableDefaultCNI = %v, want %v", c.Networking.DisableDefaultCNI, tc.wantNoCNI)
+			}
+			if _, err := Marshal(c, "c.yaml"); err != nil {
+				t.Errorf("Marshal: %v", err)
+			}
+		})
+	}
+}
+
+// TestCommittedConfigs checks kind/*.yaml: the zones the driver and the e2e
+// suite expect, and the shared data dir on every node.
+func TestCommittedConfigs(t *testing.T) {
+	for file, want := range map[string][]string{
+		"cluster.yaml":           {"region-1/zone-a", "region-1/zone-b", "region-1/zone-c"},
+		"cluster-2-regions.yaml": {"region-1/zone-a", "region-1/zone-b", "region-2/zone-c", "region-2/zone-d"},
+	} {
+		t.Run(file, func(t *testing.T) {
+			path := filepath.Join("..", "..", "..", "kind", file)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Parse(path, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var zones []string
+			controlPlanes := 0
+			for i, n := range c.Nodes {
+				if len(n.ExtraMounts) != 1 || n.ExtraMounts[0].HostPath != "_output/kind/data" ||
+					n.ExtraMounts[0].ContainerPath != "/var/lib/zonepath" {
+					t.Errorf("nodes[%d].extraMounts = %+v, want _output/kind/data at /var/lib/zonepath", i, n.ExtraMounts)
+				}
+				switch n.Role {
+				case v1alpha4.ControlPlaneRole:
+					controlPlanes++
+				case v1alpha4.WorkerRole:
+					zones = append(zones, n.Labels["topology.kubernetes.io/region"]+"/"+n.Labels["topology.kubernetes.io/zone"])
+				}
+			}
+			if controlPlanes != 1 || !reflect.DeepEqual(zones, want) {
+				t.Errorf("%d control planes, worker zones %v; want 1 and %v", controlPlanes, zones, want)
+			}
+		})
+	}
+}
