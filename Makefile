@@ -8,7 +8,7 @@ LDFLAGS    := -X main.version=$(VERSION)
 FUZZTIME   ?= 10s
 
 .PHONY: all build crds test unit fuzz sanity bench conformance e2e-mutants components clean \
-	fakezones-up fakezones-down fakezones-test deploy-check kind-node-image kind-up kind-down
+	fakezones-up fakezones-down fakezones-test deploy-check kind-node-image kind-up kind-down kind-e2e
 
 all: build
 
@@ -192,6 +192,13 @@ kind-up: $(BIN)/kind
 
 kind-down: $(BIN)/kind
 	$(BIN)/kind delete cluster --name $(KIND_CLUSTER_NAME)
+
+## kind-e2e: the whole stack from deploy/overlays/kind, with this build's
+## images (make images, loaded by kind-up), on the kind cluster of kind-up, then
+## the e2e suite with e2e/testdata/kind/*.yaml (hack/kind-e2e.sh); JUnit, logs
+## and CSINodes in _output/kind-e2e/. The cluster stays up for a look.
+kind-e2e: build components images kind-up
+	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) hack/kind-e2e.sh
 
 # kind v0.33.0, pinned in go.mod by hack/tools.go.
 $(BIN)/kind: go.mod go.sum
