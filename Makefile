@@ -126,7 +126,7 @@ e2e-mutants: build components
 ## More nodes: make fakezones-up FAKEZONES_FLAGS="--zones 3 --nodes-per-zone 100"
 FAKEZONES_FLAGS ?=
 fakezones-up: build components
-	$(BIN)/zonepath-cluster up $(FAKEZONES_FLAGS)
+	$(BIN)/zonepath-cluster up --rbac deploy/rbac $(FAKEZONES_FLAGS)
 
 fakezones-down:
 	$(BIN)/zonepath-cluster down

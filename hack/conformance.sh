@@ -58,7 +58,7 @@ echo "conformance: [2/6] fake-zones cluster tests"
 ZONEPATH_BIN="$PWD/bin" go test -tags fakezones -count=1 -v ./fakezones/... 2>&1 | tee "$out/fakezones-test.txt"
 
 echo "conformance: [3/6] zonepath-sanity against the driver in a fake-zones cluster"
-bin/zonepath-cluster up --work-dir "$cluster" --config hack/conformance/cluster.yaml
+bin/zonepath-cluster up --work-dir "$cluster" --config hack/conformance/cluster.yaml --rbac deploy/rbac
 mkdir -p "$cluster/sanity"
 bin/zonepath-sanity \
   --csi.endpoint "unix://$cluster/csi/nodes/node-a-1.sock" \
@@ -91,7 +91,7 @@ e2e() {
 }
 
 echo "conformance: [4/6] the e2e suite (bin/zonepath-e2e) against a two-region fake-zones cluster"
-bin/zonepath-cluster up --work-dir "$e2ecluster" --config hack/conformance/e2e-cluster.yaml
+bin/zonepath-cluster up --work-dir "$e2ecluster" --config hack/conformance/e2e-cluster.yaml --rbac deploy/rbac
 e2e zonepath "$e2ecluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-ext.yaml \
   --ginkgo.label-filter '!capability-off && !feature-gate-off && !attach-limits && !kubelet'
 e2e nocap "$e2ecluster" e2e/testdata/zonepath-nocap.yaml e2e/testdata/zonepath-nocap-ext.yaml \
@@ -102,7 +102,7 @@ bin/zonepath-cluster down --work-dir "$e2ecluster" >>"$out/down.log" 2>&1
 
 echo "conformance: [5/6] the feature-gate-off and attach-limits specs against a cluster whose controllers run with VolumeSnapshotTopology=false"
 bin/zonepath-cluster up --work-dir "$gateoffcluster" --config hack/conformance/e2e-cluster-2.yaml \
-  --feature-gates=VolumeSnapshotTopology=false
+  --feature-gates=VolumeSnapshotTopology=false --rbac deploy/rbac
 e2e cluster-2 "$gateoffcluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-cluster-2-ext.yaml \
   --ginkgo.label-filter 'feature-gate-off || attach-limits'
 bin/zonepath-cluster down --work-dir "$gateoffcluster" >>"$out/down.log" 2>&1
@@ -110,8 +110,21 @@ bin/zonepath-cluster down --work-dir "$gateoffcluster" >>"$out/down.log" 2>&1
 echo "conformance: [6/6] one JUnit file for all e2e runs"
 merge=0
 go run ./e2e/junitmerge -o "$out/e2e/junit.xml" "${junits[@]}" || merge=$?
+# The clusters of steps 3-5 ran their components under deploy/rbac's
+# ServiceAccounts (up --rbac); their API servers' audit logs must show no
+# call denied, none missing from deploy/rbac/api-usage.yaml, and every
+# call not marked rare there.
+echo "conformance: [rbac] the three clusters' audit logs against deploy/rbac/api-usage.yaml"
+rbacaudit=0
+go run ./deploy/rbaccheck/cmd/rbac-audit --usage deploy/rbac/api-usage.yaml \
+  "$cluster/audit/audit.log" "$e2ecluster/audit/audit.log" "$gateoffcluster/audit/audit.log" \
+  | tee "$out/rbac-audit.txt" || rbacaudit=$?
 if [ ${#failed_runs[@]} -gt 0 ] || [ "$merge" -ne 0 ]; then
   echo "conformance: e2e failed (runs failed: ${failed_runs[*]:-none}); see $out/e2e/junit.xml and $out/e2e/<run>.txt"
+  exit 1
+fi
+if [ "$rbacaudit" -ne 0 ]; then
+  echo "conformance: the RBAC audit failed; see $out/rbac-audit.txt"
   exit 1
 fi
 echo "conformance: passed; logs and JUnit under $out"

@@ -47,6 +47,7 @@ func main() {
 	flag.StringVar(&o.bin, "bin-dir", "bin", "directory of the built binaries and components (make build components)")
 	flag.StringVar(&o.out, "output-dir", "_output/e2e-mutants", "directory for each mutant's cluster, logs, suite output and JUnit; wiped first")
 	flag.StringVar(&o.only, "only", "", "comma-separated mutant names to run (default: all)")
+	flag.StringVar(&o.rbac, "rbac", "deploy/rbac", "kustomization whose ServiceAccounts the clusters' components run as (zonepath-cluster up --rbac); empty: all admin")
 	flag.Parse()
 	if err := o.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-mutants:", err)
@@ -74,7 +75,7 @@ func main() {
 	}
 }
 
-type options struct{ bin, out, only string }
+type options struct{ bin, out, only, rbac string }
 
 func (o *options) validate() error {
 	var err error
@@ -83,6 +84,11 @@ func (o *options) validate() error {
 	}
 	if o.out, err = filepath.Abs(o.out); err != nil {
 		return err
+	}
+	if o.rbac != "" {
+		if o.rbac, err = filepath.Abs(o.rbac); err != nil {
+			return err
+		}
 	}
 	for _, name := range strings.Split(o.only, ",") {
 		if name != "" && find(name) == nil {

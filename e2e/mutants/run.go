@@ -103,6 +103,10 @@ func (o *options) upArgs(m mutant, dir string) ([]string, error) {
 	}
 	args := []string{"--config", clusterFile, "--feature-gates", m.run.featureGates,
 		"--bin-dir", bin, "--crd-dir", filepath.Join(o.bin, "crds")}
+	if o.rbac != "" {
+		// The components under deploy/'s identities, as in make conformance.
+		args = append(args, "--rbac", o.rbac)
+	}
 	if m.faults != "" {
 		faults := filepath.Join(dir, "faults.yaml")
 		if err := os.WriteFile(faults, []byte(m.faults), 0o644); err != nil {

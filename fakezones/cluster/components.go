@@ -64,7 +64,10 @@ func (u *up) check() error {
 	}
 	crds, err := objects.ReadCRDs(u.o.CRDDir)
 	u.crds = crds
-	return err
+	if err != nil {
+		return err
+	}
+	return u.renderRBAC()
 }
 
 func (u *up) spec(c component) proc.Spec {
@@ -84,9 +87,13 @@ func (u *up) etcd() component {
 	}}
 }
 
-func (u *up) apiserver() component {
+func (u *up) apiserver() (component, error) {
 	p := u.w.pki
-	return component{name: "kube-apiserver", bin: "kube-apiserver", args: []string{
+	audit, err := u.auditArgs()
+	if err != nil {
+		return component{}, err
+	}
+	return component{name: "kube-apiserver", bin: "kube-apiserver", args: append([]string{
 		"--etcd-servers=" + u.etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", u.ports.apiserver),
@@ -104,7 +111,7 @@ func (u *up) apiserver() component {
 		// small, and its bootstrap objects slow every start.
 		"--enable-priority-and-fairness=false",
 		"--profiling=false", "--v=1",
-	}}
+	}, audit...)}, nil
 }
 
 func (u *up) controllerManager() component {
@@ -120,24 +127,30 @@ func (u *up) controllerManager() component {
 }
 
 // scheduler is zonepath-scheduler (kube-scheduler with SnapshotTopology)
-// when it was built, else kube-scheduler.
+// when it was built, else kube-scheduler. With --rbac, zonepath-scheduler
+// runs as its ServiceAccount and elects a leader on deploy/'s lease.
 func (u *up) scheduler() (component, error) {
 	bin, plugins := "kube-scheduler", ""
 	args := []string{"--config=" + u.w.path("scheduler.yaml"), "--secure-port=0", "--v=1"}
+	kubeconfig, election := u.w.kubeconfig("kube-scheduler"), "  leaderElect: false\n"
 	if u.has("zonepath-scheduler") {
 		bin = "zonepath-scheduler"
 		plugins = "  plugins:\n    multiPoint:\n      enabled:\n      - name: SnapshotTopology\n"
 		args = append(args, "--feature-gates="+u.o.FeatureGates)
+		if u.rbac != nil {
+			kubeconfig = u.kubeconfigOf(saScheduler)
+			election = "  leaderElect: true\n  resourceLock: leases\n  resourceNamespace: " + Namespace +
+				"\n  resourceName: zonepath-scheduler\n"
+		}
 	}
 	config := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
   kubeconfig: %s
 leaderElection:
-  leaderElect: false
-profiles:
+%sprofiles:
 - schedulerName: default-scheduler
-%s`, u.w.kubeconfig("kube-scheduler"), plugins)
+%s`, kubeconfig, election, plugins)
 	if err := os.WriteFile(u.w.path("scheduler.yaml"), []byte(config), 0o644); err != nil {
 		return component{}, err
 	}
@@ -155,9 +168,9 @@ func (u *up) kwok() component {
 }
 
 func (u *up) snapshotController() component {
-	return component{name: "snapshot-controller", bin: "snapshot-controller", args: []string{
-		"--kubeconfig=" + u.w.adminKubeconfig(), "--leader-election=false", "--v=2",
-	}}
+	return component{name: "snapshot-controller", bin: "snapshot-controller", args: append([]string{
+		"--kubeconfig=" + u.kubeconfigOf(saSnapshotController), "--v=2",
+	}, u.leaderElection()...)}
 }
 
 func (u *up) driverController() component {
@@ -177,13 +190,15 @@ func (u *up) controllerSocket() string { return u.w.path("csi", "controller.sock
 // sidecars are the CSI sidecars on the controller socket: zonepath's
 // snapshotter and provisioner where built (they carry KEP-5943), else the
 // upstream ones, and the upstream attacher.
-func (u *up) sidecars() []component { return u.sidecarsOn("", u.controllerSocket()) }
+func (u *up) sidecars() []component {
+	return u.sidecarsOn("", u.controllerSocket(), u.leaderElection())
+}
 
 // sidecarsOn are the sidecars of one driver's controller socket, their
-// names prefixed with prefix.
-func (u *up) sidecarsOn(prefix, socket string) []component {
-	common := []string{"--csi-address=" + socket, "--kubeconfig=" + u.w.adminKubeconfig(),
-		"--leader-election=false", "--v=2"}
+// names prefixed with prefix, with election's leader-election flags.
+// With --rbac they run as zonepath-controller, whatever the driver.
+func (u *up) sidecarsOn(prefix, socket string, election []string) []component {
+	common := append([]string{"--csi-address=" + socket, "--kubeconfig=" + u.kubeconfigOf(saController), "--v=2"}, election...)
 	pick := func(name, ours, upstream string) component {
 		if u.has(ours) {
 			return component{name: prefix + name, bin: ours, args: append(slicesClone(common), "--feature-gates="+u.o.FeatureGates)}
@@ -214,7 +229,9 @@ func (u *up) extraDrivers() []component {
 			"--topology-file=" + u.w.path("driver", "topology.yaml"),
 			"--disable-capabilities=" + strings.Join(d.DisableCapabilities, ","), "--v=2",
 		}})
-		out = append(out, u.sidecarsOn(d.Name+"-", socket)...)
+		// No leader election: the leases deploy/rbac names are those of
+		// zonepath.csi.dev, and the main driver's sidecars exercise them.
+		out = append(out, u.sidecarsOn(d.Name+"-", socket, []string{"--leader-election=false"})...)
 	}
 	return out
 }

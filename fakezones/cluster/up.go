@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -51,6 +53,13 @@ type Options struct {
 	// of the zonepath controller, re-read when it changes: a driver that
 	// breaks a rule on purpose, to prove a test catches it.
 	DriverFaultRules string
+	// RBACDir, when set, is a kustomization (deploy/rbac) whose
+	// ServiceAccounts and roles are applied right after kube-apiserver is
+	// ready; snapshot-controller, every driver's sidecars and
+	// zonepath-scheduler then run as those ServiceAccounts, with leader
+	// election in Namespace, and the API server writes an audit log of
+	// their calls (AuditLog).
+	RBACDir string
 	// Timeout bounds the whole start.
 	Timeout time.Duration
 	Out     io.Writer
@@ -59,8 +68,10 @@ type Options struct {
 type ports struct{ etcd, etcdPeer, apiserver int }
 
 type up struct {
-	o       Options
-	crds    []*apiextensionsv1.CustomResourceDefinition
+	o    Options
+	crds []*apiextensionsv1.CustomResourceDefinition
+	// rbac is the rendered Options.RBACDir; nil without --rbac.
+	rbac    []*unstructured.Unstructured
 	w       *workDir
 	ports   ports
 	etcdURL string
@@ -102,24 +113,37 @@ func Up(ctx context.Context, o Options) (s *State, err error) {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	for _, st := range []struct {
-		what string
-		run  func(context.Context) error
-	}{
-		{"certificates and kubeconfigs", u.credentials},
-		{"etcd", u.startEtcd},
-		{"kube-apiserver", u.startAPIServer},
-		{"controllers, kwok, sidecars, zonepath", u.startRest},
-		{"RBAC, CRDs, CSIDriver, classes", u.install},
-		{fmt.Sprintf("%d nodes in %d zones", len(o.Cluster.Nodes), o.Cluster.Zones), u.nodes},
-		{"nodes Ready, node plugins registered", u.ready},
-	} {
+	for _, st := range u.steps() {
 		if err := u.step(ctx, st.what, st.run); err != nil {
 			return nil, err
 		}
 	}
 	fmt.Fprintf(o.Out, "cluster ready in %s\n", since(t0))
 	return u.state, nil
+}
+
+type step struct {
+	what string
+	run  func(context.Context) error
+}
+
+// steps are the start's steps in order; --rbac adds its objects between
+// kube-apiserver and the components that run under them.
+func (u *up) steps() []step {
+	steps := []step{
+		{"certificates and kubeconfigs", u.credentials},
+		{"etcd", u.startEtcd},
+		{"kube-apiserver", u.startAPIServer},
+	}
+	if u.rbac != nil {
+		steps = append(steps, step{"ServiceAccounts and roles of " + filepath.Base(u.o.RBACDir), u.applyRBAC})
+	}
+	return append(steps,
+		step{"controllers, kwok, sidecars, zonepath", u.startRest},
+		step{"RBAC, CRDs, CSIDriver, classes", u.install},
+		step{fmt.Sprintf("%d nodes in %d zones", len(u.o.Cluster.Nodes), u.o.Cluster.Zones), u.nodes},
+		step{"nodes Ready, node plugins registered", u.ready},
+	)
 }
 
 func (u *up) step(ctx context.Context, what string, run func(context.Context) error) error {
@@ -171,7 +195,7 @@ func (u *up) credentials(context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return u.serviceAccountCredentials()
 }
 
 // freePorts asks the kernel for three free ports at once, so they differ.
@@ -209,7 +233,11 @@ func (u *up) startEtcd(ctx context.Context) error {
 }
 
 func (u *up) startAPIServer(ctx context.Context) error {
-	p, err := u.start(u.apiserver())
+	c, err := u.apiserver()
+	if err != nil {
+		return err
+	}
+	p, err := u.start(c)
 	if err != nil {
 		return err
 	}
@@ -304,8 +332,11 @@ func mustYAML(v any) []byte {
 }
 
 func (u *up) install(ctx context.Context) error {
-	if err := objects.InstallRBAC(ctx, u.clients); err != nil {
-		return err
+	// deploy/rbac grants zonepath-scheduler's reads with --rbac.
+	if u.rbac == nil {
+		if err := objects.InstallRBAC(ctx, u.clients); err != nil {
+			return err
+		}
 	}
 	if err := objects.InstallCRDs(ctx, u.clients, u.crds); err != nil {
 		return err

@@ -72,6 +72,9 @@ func upCommand() *cobra.Command {
 				// The controller re-reads it from its own working directory.
 				paths = append(paths, &o.DriverFaultRules)
 			}
+			if o.RBACDir != "" {
+				paths = append(paths, &o.RBACDir)
+			}
 			if err := absPaths(paths...); err != nil {
 				return err
 			}
@@ -90,6 +93,11 @@ func upCommand() *cobra.Command {
 	f.StringVar(&o.CRDDir, "crd-dir", filepath.Join(binDir(), "crds"), "directory of the snapshot CRDs to install (make crds)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
 	f.StringVar(&o.DriverFaultRules, "driver-fault-rules", "", "fault rules file (driver/faults/README.md) for the zonepath controller, re-read when it changes: makes the driver break a rule on purpose")
+	f.StringVar(&o.RBACDir, "rbac", "", "kustomization of ServiceAccounts and roles (deploy/rbac), applied before the components start; "+
+		"snapshot-controller, every driver's sidecars and zonepath-scheduler then run as its ServiceAccounts of "+cluster.Namespace+
+		" (client certificates for system:serviceaccount:"+cluster.Namespace+":<name>), with leader election there, "+
+		"and the API server audits their calls into <work-dir>/audit/audit.log; kwok and the kubelet stand-in stay admin, "+
+		"as they stand in for nodes, not for deploy/'s components. Without it every component is admin")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up and stop everything when not ready by then")
 	f.StringVar(&file, "config", "", "cluster file (regions, zones, nodesPerZone, maxVolumesPerNode, snapshotQuotas, nodes, extraDrivers); flags override it")
 	f.IntVar(&overrides.Regions, "regions", 0, "regions the zones are spread over (default 1)")
