@@ -59,8 +59,10 @@ func defineData(e *env) {
 type ran struct{ node, message string }
 
 // runPod runs script in a busybox container with claim mounted at /data
-// until it exits, and returns what it printed: the container's output is
-// its termination message, so reading it needs no kubelet log proxy.
+// until it exits, and returns what it printed: the script's standard
+// output goes to the container's termination message, which the API
+// server has without a kubelet log proxy (its standard error stays in the
+// logs).
 func (e *env) runPod(ctx context.Context, name string, selector map[string]string, claim, script string) ran {
 	e.waitEvent(ctx, claim, "from the PV controller (the claim is known to the controllers)", func(v1.Event) bool { return true })
 	pod := &v1.Pod{
@@ -71,7 +73,7 @@ func (e *env) runPod(ctx context.Context, name string, selector map[string]strin
 			TerminationGracePeriodSeconds: ptr.To[int64](0),
 			Containers: []v1.Container{{
 				Name: "c", Image: imageutils.GetE2EImage(imageutils.BusyBox),
-				Command:                  []string{"sh", "-c", script},
+				Command:                  []string{"sh", "-c", "exec >/dev/termination-log\n" + script},
 				TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError,
 				VolumeMounts:             []v1.VolumeMount{{Name: "data", MountPath: "/data"}},
 			}},
