@@ -195,8 +195,24 @@ func listen(endpoint string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, err
 	}
-	return net.Listen("unix", path)
+	lis, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	// Connecting needs write permission on the socket. Its group may
+	// connect too, so that sidecars need not run as the driver's user: in
+	// a pod with an fsGroup the socket's directory is setgid to that
+	// group, and the socket inherits it.
+	if err := os.Chmod(path, SocketMode); err != nil {
+		lis.Close()
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
+	return lis, nil
 }
+
+// SocketMode is the permission of the driver's socket: owner and group
+// may connect, nobody else.
+const SocketMode os.FileMode = 0o660
 
 func logRequests(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	logger := klog.FromContext(ctx).WithValues("method", info.FullMethod)
