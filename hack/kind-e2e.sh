@@ -98,4 +98,7 @@ bin/zonepath-e2e --kubeconfig "$KUBECONFIG" \
 kubectl -n zonepath-system logs --selector app.kubernetes.io/part-of=zonepath --all-containers --prefix \
   --tail=-1 --max-log-requests 20 >"$out/logs.txt" 2>&1 || true
 step "done (exit $rc); logs and JUnit in $out"
+if [ "${KIND_E2E_DOWN:-}" = 1 ]; then
+  bin/kind delete cluster --name "$CLUSTER"
+fi
 exit "$rc"
