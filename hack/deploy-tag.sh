@@ -23,7 +23,8 @@ main() {
     echo "images:"
     for image in zonepath zonepath-provisioner zonepath-snapshotter zonepath-scheduler; do
       echo "- name: localhost/zonepath/$image"
-      echo "  newTag: $tag"
+      # Quoted: a tag of digits only (a short commit hash) would be a YAML number.
+      echo "  newTag: \"$tag\""
     done
   } >"$out/kustomization.yaml"
 }
