@@ -196,7 +196,8 @@ kind-down: $(BIN)/kind
 ## kind-e2e: the whole stack from deploy/overlays/kind, with this build's
 ## images (make images, loaded by kind-up), on the kind cluster of kind-up, then
 ## the e2e suite with e2e/testdata/kind/*.yaml (hack/kind-e2e.sh); JUnit, logs
-## and CSINodes in _output/kind-e2e/. The cluster stays up for a look.
+## and CSINodes in _output/kind-e2e/. The cluster stays up for a look
+## (KIND_E2E_DOWN=1 deletes it; KIND_E2E_LABEL_FILTER picks other specs).
 kind-e2e: build components images kind-up
 	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) hack/kind-e2e.sh
 
