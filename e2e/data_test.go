@@ -64,7 +64,7 @@ type ran struct{ node, message string }
 // server has without a kubelet log proxy (its standard error stays in the
 // logs).
 func (e *env) runPod(ctx context.Context, name string, selector map[string]string, claim, script string) ran {
-	e.waitEvent(ctx, claim, "from the PV controller (the claim is known to the controllers)", func(v1.Event) bool { return true })
+	e.waitClaimsKnown(ctx, claim)
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1.PodSpec{

@@ -357,15 +357,7 @@ func (e *env) patchAffinity(ctx context.Context, content string, ts []v1.Topolog
 
 // pod creates a pod holding the claims, restricted by selector.
 func (e *env) pod(ctx context.Context, name string, selector map[string]string, claims ...string) {
-	for _, c := range claims {
-		// kube-controller-manager's PV controller reports every claim it
-		// syncs (WaitForFirstConsumer, ExternalProvisioning, ...). Waiting
-		// for that report keeps the pod from reaching a scheduler whose
-		// claim informer still lags, which rejects it with "persistentvolumeclaim
-		// not found" and, under load, was seen to leave it unscheduled for
-		// minutes.
-		e.waitEvent(ctx, c, "from the PV controller (the claim is known to the controllers)", func(v1.Event) bool { return true })
-	}
+	e.waitClaimsKnown(ctx, claims...)
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1.PodSpec{
@@ -380,6 +372,18 @@ func (e *env) pod(ctx context.Context, name string, selector map[string]string, 
 	}
 	_, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Create(ctx, pod, metav1.CreateOptions{})
 	framework.ExpectNoError(err, "creating pod %s", name)
+}
+
+// waitClaimsKnown waits until kube-controller-manager's PV controller has
+// reported each claim (it reports every claim it syncs: WaitForFirstConsumer,
+// ExternalProvisioning, ...). A pod created before that can reach a
+// scheduler whose claim informer still lags, which rejects it with
+// "persistentvolumeclaim not found" and, under load, was seen to leave it
+// unscheduled for minutes.
+func (e *env) waitClaimsKnown(ctx context.Context, claims ...string) {
+	for _, c := range claims {
+		e.waitEvent(ctx, c, "from the PV controller (the claim is known to the controllers)", func(v1.Event) bool { return true })
+	}
 }
 
 // restoreInside restores a snapshot into a new claim of class for a new,
