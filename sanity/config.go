@@ -21,8 +21,6 @@ import (
 	"google.golang.org/grpc/codes"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/zonepath/zonepath/driver/topology"
 )
 
 // Config says what the driver under test can and cannot satisfy.
@@ -206,7 +204,7 @@ type segmentList []map[string]string
 func (l *segmentList) String() string {
 	parts := make([]string, len(*l))
 	for i, s := range *l {
-		parts[i] = topology.FormatSegment(s)
+		parts[i] = formatSegment(s)
 	}
 	return strings.Join(parts, " ")
 }

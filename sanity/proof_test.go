@@ -19,7 +19,7 @@ import (
 
 	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 	zpsanity "github.com/zonepath/zonepath/sanity"
 )
 
@@ -250,16 +250,16 @@ func baseConfig(t *testing.T) zpsanity.Config {
 
 // serveDriver runs the zonepath driver in-process with the given world,
 // fault rules and changes, the way make sanity runs bin/zonepath.
-func serveDriver(t *testing.T, dir, world, rules string, change func(*plugin.Config)) string {
+func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin.Config)) string {
 	t.Helper()
-	if world == "" {
+	if worldYAML == "" {
 		data, err := os.ReadFile("testdata/world.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
-		world = string(data)
+		worldYAML = string(data)
 	}
-	topo, err := topology.Parse([]byte(world))
+	topo, err := world.Parse([]byte(worldYAML))
 	if err != nil {
 		t.Fatal(err)
 	}

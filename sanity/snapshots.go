@@ -11,7 +11,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/zonepath/zonepath/driver/topology"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -244,11 +243,11 @@ var _ = sanity.DescribeSanity("Snapshot topology [zonepath]", func(sc *sanity.Te
 		}
 		req := s.snapshotRequest("zp-exhausted", vol.GetVolumeId(), full)
 		resp, err := s.r.CreateSnapshot(ctx, req)
-		Expect(code(err)).To(Equal(codes.ResourceExhausted), "CreateSnapshot in exhausted segment %s after %d snapshots: got %v (response %v)", topology.FormatSegment(cfg.ExhaustedSegment), cfg.ExhaustAfter, err, resp)
+		Expect(code(err)).To(Equal(codes.ResourceExhausted), "CreateSnapshot in exhausted segment %s after %d snapshots: got %v (response %v)", formatSegment(cfg.ExhaustedSegment), cfg.ExhaustAfter, err, resp)
 		if !s.lift(cfg, vol.GetVolumeId()) {
 			return
 		}
-		Expect(s.retryAfterLift(req, cfg.liftTimeout())).To(Succeed(), "the same CreateSnapshot once the condition in %s was lifted", topology.FormatSegment(cfg.ExhaustedSegment))
+		Expect(s.retryAfterLift(req, cfg.liftTimeout())).To(Succeed(), "the same CreateSnapshot once the condition in %s was lifted", formatSegment(cfg.ExhaustedSegment))
 	})
 
 	It("is idempotent: the same name and requirements return the same snapshot and topology (spec.md CreateSnapshot: MUST reply 0 OK with the corresponding response)", ruleIdempotent, func() {

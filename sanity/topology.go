@@ -3,14 +3,14 @@ package sanity
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
 	. "github.com/onsi/gomega"
-
-	"github.com/zonepath/zonepath/driver/topology"
 )
 
 func toCSI(segs ...map[string]string) []*csi.Topology {
@@ -90,7 +90,20 @@ func sameSegments(a, b []*csi.Topology) bool {
 	return formatAll(a) == formatAll(b)
 }
 
-func format(t *csi.Topology) string { return topology.FormatSegment(t.GetSegments()) }
+func format(t *csi.Topology) string { return formatSegment(t.GetSegments()) }
+
+// formatSegment renders a segment as the driver's messages do,
+// {key=value,...} in key order, so a vendor's log and ours read alike.
+func formatSegment(seg map[string]string) string {
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(seg)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + seg[k])
+	}
+	return "{" + b.String() + "}"
+}
 
 func formatAll(ts []*csi.Topology) string {
 	parts := make([]string, len(ts))

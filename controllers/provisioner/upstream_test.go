@@ -27,13 +27,13 @@ import (
 	"github.com/zonepath/zonepath/controllers/features"
 	"github.com/zonepath/zonepath/controllers/topology"
 	"github.com/zonepath/zonepath/driver/plugin"
-	drivertopology "github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 type csiConn = *grpc.ClientConn
 
-// world is the driver's topology: three zones in region-1, one in region-2.
-const world = `
+// worldYAML is the driver's topology: three zones in region-1, one in region-2.
+const worldYAML = `
 regions:
 - name: region-1
   zones: [{name: zone-a}, {name: zone-b}, {name: zone-c}]
@@ -70,7 +70,7 @@ func (r *createRecorder) last(t *testing.T) *csi.CreateVolumeRequest {
 // connection that records CreateVolume requests.
 func startDriver(t *testing.T) (*grpc.ClientConn, *createRecorder) {
 	t.Helper()
-	topo, err := drivertopology.Parse([]byte(world))
+	topo, err := world.Parse([]byte(worldYAML))
 	if err != nil {
 		t.Fatal(err)
 	}

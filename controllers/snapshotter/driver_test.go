@@ -22,7 +22,7 @@ import (
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/plugin"
-	drivertopology "github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // driverWorld: zone-c holds no snapshot copy, region-2 is elsewhere.
@@ -49,7 +49,7 @@ type zonepathConfig struct {
 // connection and the ID of a volume in zone-a.
 func startZonepath(t *testing.T, cfg zonepathConfig) (*grpc.ClientConn, string) {
 	t.Helper()
-	topo, err := drivertopology.Parse([]byte(driverWorld))
+	topo, err := world.Parse([]byte(driverWorld))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@
 //   - MaxKeysPerTerm (8) expressions per term, keys per segment: this
 //     package and the CRDs' maxItems, which also keeps the CRDs' CEL rule
 //     for unique keys within the API server's cost budget.
-//   - The driver's requisite and preferred lists: driver/topology
+//   - The driver's requisite and preferred lists: driver/world
 //     MaxSegmentsPerRequirement, at least MaxSegments (a test here holds
 //     the two together), so everything the controllers send is accepted.
 //

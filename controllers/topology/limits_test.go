@@ -6,7 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	drivertopology "github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // TestDriverAcceptsTheLargestRequirement holds the zonepath driver's
@@ -18,27 +18,27 @@ import (
 // regions and 32 zone names, exactly MaxSegments segments, each naming a
 // real zone of the driver's world.
 func TestDriverAcceptsTheLargestRequirement(t *testing.T) {
-	if drivertopology.MaxSegmentsPerRequirement < MaxSegments {
-		t.Fatalf("driver/topology.MaxSegmentsPerRequirement = %d, less than controllers/topology.MaxSegments = %d",
-			drivertopology.MaxSegmentsPerRequirement, MaxSegments)
+	if world.MaxSegmentsPerRequirement < MaxSegments {
+		t.Fatalf("driver/world.MaxSegmentsPerRequirement = %d, less than controllers/topology.MaxSegments = %d",
+			world.MaxSegmentsPerRequirement, MaxSegments)
 	}
 	const side = 32 // side*side == MaxSegments
 	var regions, zoneNames []string
-	world := drivertopology.File{}
+	file := world.File{}
 	for r := range side {
-		region := drivertopology.Region{Name: fmt.Sprint("r", r)}
+		region := world.Region{Name: fmt.Sprint("r", r)}
 		for z := range side {
-			region.Zones = append(region.Zones, drivertopology.Zone{Name: fmt.Sprint("z", z)})
+			region.Zones = append(region.Zones, world.Zone{Name: fmt.Sprint("z", z)})
 		}
-		world.Regions = append(world.Regions, region)
+		file.Regions = append(file.Regions, region)
 		regions, zoneNames = append(regions, region.Name), append(zoneNames, fmt.Sprint("z", r))
 	}
-	driver, err := world.Validate()
+	driver, err := file.Validate()
 	if err != nil {
 		t.Fatal(err)
 	}
 	req, err := Requirement([]v1.TopologySelectorTerm{term(
-		expr(drivertopology.DefaultRegionKey, regions...), expr(drivertopology.DefaultZoneKey, zoneNames...))}, "pvc-1")
+		expr(world.DefaultRegionKey, regions...), expr(world.DefaultZoneKey, zoneNames...))}, "pvc-1")
 	if err != nil || len(req.GetRequisite()) != MaxSegments {
 		t.Fatalf("Requirement = %d segments, %v; want %d", len(req.GetRequisite()), err, MaxSegments)
 	}

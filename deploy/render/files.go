@@ -15,7 +15,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 
 	"github.com/zonepath/zonepath/controllers/scheduler/snapshottopology"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // checkTopology: the driver's topology file parses, every zonepath
@@ -23,7 +23,7 @@ import (
 // names a zone in it.
 func checkTopology(r *rendered, _ Expect) []error {
 	var errs []error
-	var topo *topology.Topology
+	var topo *world.Topology
 	var first, content string
 	for _, w := range r.workloads {
 		for _, c := range w.containers() {
@@ -39,7 +39,7 @@ func checkTopology(r *rendered, _ Expect) []error {
 			case file == "":
 				continue // the driver's default world
 			case topo == nil:
-				if topo, err = topology.Parse([]byte(data)); err != nil {
+				if topo, err = world.Parse([]byte(data)); err != nil {
 					errs = append(errs, fmt.Errorf("%s: topology file %s: %w", id, file, err))
 					return errs
 				}
@@ -50,7 +50,7 @@ func checkTopology(r *rendered, _ Expect) []error {
 		}
 	}
 	if topo == nil {
-		topo = topology.Default()
+		topo = world.Default()
 	}
 	for _, o := range r.objs {
 		var terms []corev1.TopologySelectorTerm
@@ -71,7 +71,7 @@ func checkTopology(r *rendered, _ Expect) []error {
 
 // termInTopology checks that every segment a term spells names a zone of
 // the driver: a misspelt zone would make the class unusable.
-func termInTopology(topo *topology.Topology, term corev1.TopologySelectorTerm) error {
+func termInTopology(topo *world.Topology, term corev1.TopologySelectorTerm) error {
 	segments := []map[string]string{{}}
 	for _, e := range term.MatchLabelExpressions {
 		var next []map[string]string
@@ -92,7 +92,7 @@ func termInTopology(topo *topology.Topology, term corev1.TopologySelectorTerm) e
 			return err
 		}
 		if len(zones) == 0 {
-			return fmt.Errorf("%s selects no zone of the driver's topology", topology.FormatSegment(seg))
+			return fmt.Errorf("%s selects no zone of the driver's topology", world.FormatSegment(seg))
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // testDriver is a driver in testWorld whose state and data directories a
@@ -28,7 +28,7 @@ type testDriver struct {
 
 func newTestDriver(t *testing.T, configure func(*plugin.Config)) *testDriver {
 	t.Helper()
-	topo, err := topology.Parse([]byte(testWorld))
+	topo, err := world.Parse([]byte(testWorld))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/state"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 const defaultVolumeSize = 1 << 30
@@ -308,7 +308,7 @@ func (p *Plugin) sourceZones(tx *state.Tx, spec *volumeSpec) ([]int, error) {
 			return requested, nil
 		}
 		usable := p.snapshotZones(snap)
-		return narrow(requested, usable, fmt.Sprintf("snapshot %s usable from %s", snap.ID, topology.FormatSegments(p.snapshotTopologySegments(snap))), p)
+		return narrow(requested, usable, fmt.Sprintf("snapshot %s usable from %s", snap.ID, world.FormatSegments(p.snapshotTopologySegments(snap))), p)
 	}
 	return requested, nil
 }

@@ -5,7 +5,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // unlimitedCapacity is the largest volume a zone without a capacity takes,
@@ -35,7 +35,7 @@ func (p *Plugin) maxVolumeSize(block bool) int64 {
 	return largest
 }
 
-func zoneMaxVolume(z topology.ZoneInfo) int64 {
+func zoneMaxVolume(z world.ZoneInfo) int64 {
 	if z.CapacityBytes < 0 {
 		return unlimitedCapacity
 	}
@@ -46,7 +46,7 @@ func zoneMaxVolume(z topology.ZoneInfo) int64 {
 // taken. A zone without a capacity takes any number of volumes, but its
 // usage stays an int64: compared as size > room, never as used+size >
 // capacity, no sum can wrap around and pass for a small one.
-func room(z topology.ZoneInfo, used int64) int64 {
+func room(z world.ZoneInfo, used int64) int64 {
 	capacity := z.CapacityBytes
 	if capacity < 0 {
 		capacity = math.MaxInt64

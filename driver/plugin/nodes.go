@@ -1,7 +1,7 @@
 package plugin
 
 import (
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // nodeDirectory answers where a node is and how many volumes it takes:
@@ -11,10 +11,10 @@ type nodeDirectory struct{ p *Plugin }
 
 func newNodeDirectory(p *Plugin) *nodeDirectory { return &nodeDirectory{p: p} }
 
-func (d *nodeDirectory) lookup(id string) (topology.NodeInfo, bool) {
+func (d *nodeDirectory) lookup(id string) (world.NodeInfo, bool) {
 	cfg := d.p.cfg
 	if cfg.ServeNode && id == cfg.NodeID {
-		info := topology.NodeInfo{ID: id, Zone: cfg.Node.Zone, Rack: cfg.Node.Rack, MaxVolumesPerNode: d.p.topo.DefaultMaxVolumesPerNode()}
+		info := world.NodeInfo{ID: id, Zone: cfg.Node.Zone, Rack: cfg.Node.Rack, MaxVolumesPerNode: d.p.topo.DefaultMaxVolumesPerNode()}
 		if n, ok := d.p.topo.Node(id); ok {
 			info.MaxVolumesPerNode = n.MaxVolumesPerNode
 		}
@@ -24,7 +24,7 @@ func (d *nodeDirectory) lookup(id string) (topology.NodeInfo, bool) {
 	return d.withOverride(n), ok
 }
 
-func (d *nodeDirectory) withOverride(n topology.NodeInfo) topology.NodeInfo {
+func (d *nodeDirectory) withOverride(n world.NodeInfo) world.NodeInfo {
 	if d.p.cfg.MaxVolumesPerNode > 0 {
 		n.MaxVolumesPerNode = d.p.cfg.MaxVolumesPerNode
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/state"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // DefaultName is the driver's CSI name.
@@ -38,7 +38,7 @@ type Config struct {
 	// machine share it with the controller, one controller per data
 	// directory. Defaults to StateDir/data.
 	DataDir  string
-	Topology *topology.Topology
+	Topology *world.Topology
 	// Node is where this node plugin lives; required when ServeNode.
 	Node NodeLocation
 	// MaxVolumesPerNode overrides the topology file when > 0.
@@ -72,7 +72,7 @@ type Plugin struct {
 	csi.UnimplementedNodeServer
 
 	cfg     Config
-	topo    *topology.Topology
+	topo    *world.Topology
 	store   *state.Store
 	data    *dataDir
 	mounter mounter
@@ -91,7 +91,7 @@ func New(cfg Config) (*Plugin, error) {
 		cfg.Name = DefaultName
 	}
 	if cfg.Topology == nil {
-		cfg.Topology = topology.Default()
+		cfg.Topology = world.Default()
 	}
 	if cfg.StateDir == "" {
 		return nil, fmt.Errorf("a state directory is required")

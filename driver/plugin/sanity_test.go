@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 	zpsanity "github.com/zonepath/zonepath/sanity"
 )
 
@@ -29,7 +29,7 @@ func TestSanity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("csi-sanity takes a while; run without -short")
 	}
-	world, err := topology.Load("../../sanity/testdata/world.yaml")
+	world, err := world.Load("../../sanity/testdata/world.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

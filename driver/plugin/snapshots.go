@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/state"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // Snapshot parameters (VolumeSnapshotClass.parameters).
@@ -157,7 +157,7 @@ func (p *Plugin) checkSameSnapshot(s *state.Snapshot, spec *snapshotSpec) error 
 	for _, z := range p.snapshotZones(s) {
 		if !slices.Contains(spec.candidates, z) {
 			return status.Errorf(codes.AlreadyExists, "snapshot %q already exists as %s, usable from %s, which is not within the requisite topology",
-				spec.name, s.ID, topology.FormatSegments(p.snapshotTopologySegments(s)))
+				spec.name, s.ID, world.FormatSegments(p.snapshotTopologySegments(s)))
 		}
 	}
 	return nil

@@ -9,11 +9,11 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 func region(r string) *csi.Topology {
-	return &csi.Topology{Segments: map[string]string{topology.DefaultRegionKey: r}}
+	return &csi.Topology{Segments: map[string]string{world.DefaultRegionKey: r}}
 }
 
 // TestSnapshotPlacement covers where a snapshot is usable from: the source
@@ -93,7 +93,7 @@ func TestBadInput(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
 	vol := c.mustCreateVolume(volumeRequest("bad-input-source", gib, nil))
-	many := make([]*csi.Topology, topology.MaxSegmentsPerRequirement+1)
+	many := make([]*csi.Topology, world.MaxSegmentsPerRequirement+1)
 	for i := range many {
 		many[i] = zone("zone-a")
 	}
@@ -112,7 +112,7 @@ func TestBadInput(t *testing.T) {
 			return err
 		}, codes.InvalidArgument, "requisite[0]"},
 		{"malformed value", func() error {
-			_, err := c.CreateVolume(ctx, volumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{topology.DefaultZoneKey: "a b/c"}}}}))
+			_, err := c.CreateVolume(ctx, volumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{world.DefaultZoneKey: "a b/c"}}}}))
 			return err
 		}, codes.InvalidArgument, "preferred[0]"},
 		{"oversized requirement", func() error {

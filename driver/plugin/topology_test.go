@@ -17,7 +17,7 @@ import (
 
 	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // testWorld has an exhaustible zone (zone-c: 2Gi, one snapshot copy) and
@@ -51,9 +51,9 @@ func newClient(t *testing.T, rules string) *client {
 }
 
 // newClientIn serves a driver in the given world.
-func newClientIn(t *testing.T, world, rules string) *client {
+func newClientIn(t *testing.T, worldYAML, rules string) *client {
 	t.Helper()
-	topo, err := topology.Parse([]byte(world))
+	topo, err := world.Parse([]byte(worldYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func zone(z string) *csi.Topology {
 	if z == "zone-d" {
 		region = "region-2"
 	}
-	return &csi.Topology{Segments: map[string]string{topology.DefaultRegionKey: region, topology.DefaultZoneKey: z}}
+	return &csi.Topology{Segments: map[string]string{world.DefaultRegionKey: region, world.DefaultZoneKey: z}}
 }
 
 func zones(names ...string) []*csi.Topology {
@@ -163,7 +163,7 @@ func TestCreateVolumeHonoursRequisite(t *testing.T) {
 		{"requisite only", &csi.TopologyRequirement{Requisite: zones("zone-b")}, zone("zone-b")},
 		{"preferred first", &csi.TopologyRequirement{Requisite: zones("zone-a", "zone-b"), Preferred: zones("zone-b")}, zone("zone-b")},
 		{"preferred outside requisite ignored", &csi.TopologyRequirement{Requisite: zones("zone-d"), Preferred: zones("zone-a")}, zone("zone-d")},
-		{"region-wide requisite", &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{topology.DefaultRegionKey: "region-2"}}}}, zone("zone-d")},
+		{"region-wide requisite", &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{world.DefaultRegionKey: "region-2"}}}}, zone("zone-d")},
 		{"full zone skipped for the next requisite", &csi.TopologyRequirement{Requisite: zones("zone-c", "zone-b"), Preferred: zones("zone-c")}, zone("zone-b")},
 	}
 	for i, tt := range tests {
@@ -379,7 +379,7 @@ func wrongRegion(z string) *csi.Topology {
 	if z == "zone-d" {
 		other = "region-1"
 	}
-	seg.Segments[topology.DefaultRegionKey] = other
+	seg.Segments[world.DefaultRegionKey] = other
 	return seg
 }
 
@@ -395,7 +395,7 @@ func TestRequisiteNamingNoZone(t *testing.T) {
 	ctx := context.Background()
 	vol := c.mustCreateVolume(volumeRequest("no-zone-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
 	nowhere := &csi.TopologyRequirement{
-		Requisite: []*csi.Topology{wrongRegion("zone-b"), zone("zone-x"), {Segments: map[string]string{topology.DefaultRegionKey: "region-9"}}},
+		Requisite: []*csi.Topology{wrongRegion("zone-b"), zone("zone-x"), {Segments: map[string]string{world.DefaultRegionKey: "region-9"}}},
 		Preferred: zones("zone-a"),
 	}
 	if _, err := c.CreateVolume(ctx, volumeRequest("no-zone", gib, nowhere)); codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "selects no zone") {

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // twoRegions has zone names unique across its regions, so a StorageClass
@@ -35,8 +35,8 @@ regions:
 // sends also holds {region-1, zone-c} and {region-2, zone-a}: segments
 // with the driver's keys that name no zone.
 var twoRegionClass = []v1.TopologySelectorTerm{{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{
-	{Key: topology.DefaultRegionKey, Values: []string{"region-1", "region-2"}},
-	{Key: topology.DefaultZoneKey, Values: []string{"zone-a", "zone-c"}},
+	{Key: world.DefaultRegionKey, Values: []string{"region-1", "region-2"}},
+	{Key: world.DefaultZoneKey, Values: []string{"zone-a", "zone-c"}},
 }}}
 
 // upstreamCluster holds the CSINode and Node objects the
@@ -51,11 +51,11 @@ func newUpstreamCluster(t *testing.T, nodeZones map[string][2]string) upstreamCl
 	csiNodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	nodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	for name, rz := range nodeZones {
-		labels := map[string]string{topology.DefaultRegionKey: rz[0], topology.DefaultZoneKey: rz[1], v1.LabelHostname: name}
+		labels := map[string]string{world.DefaultRegionKey: rz[0], world.DefaultZoneKey: rz[1], v1.LabelHostname: name}
 		err := nodes.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
 		if err == nil {
 			err = csiNodes.Add(&storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{
-				Name: plugin.DefaultName, NodeID: name, TopologyKeys: []string{topology.DefaultRegionKey, topology.DefaultZoneKey},
+				Name: plugin.DefaultName, NodeID: name, TopologyKeys: []string{world.DefaultRegionKey, world.DefaultZoneKey},
 			}}}})
 		}
 		if err != nil {
@@ -78,9 +78,9 @@ func (c upstreamCluster) requirement(t *testing.T, claim, selectedNode string) *
 	}
 	// The test is only meaningful if the cross product reached the driver.
 	for _, rz := range [][2]string{{"region-2", "zone-a"}, {"region-1", "zone-c"}} {
-		noZone := &csi.Topology{Segments: map[string]string{topology.DefaultRegionKey: rz[0], topology.DefaultZoneKey: rz[1]}}
+		noZone := &csi.Topology{Segments: map[string]string{world.DefaultRegionKey: rz[0], world.DefaultZoneKey: rz[1]}}
 		if !slices.ContainsFunc(req.GetRequisite(), func(s *csi.Topology) bool { return sameTopology([]*csi.Topology{s}, []*csi.Topology{noZone}) }) {
-			t.Fatalf("requisite %s lacks %s: not the cross product this test is about", topology.FormatSegments(req.GetRequisite()), topology.FormatSegment(noZone.GetSegments()))
+			t.Fatalf("requisite %s lacks %s: not the cross product this test is about", world.FormatSegments(req.GetRequisite()), world.FormatSegment(noZone.GetSegments()))
 		}
 	}
 	return req
@@ -133,7 +133,7 @@ func TestUpstreamCrossProductRequirements(t *testing.T) {
 			}
 			resp, err := c.CreateVolume(ctx, r)
 			if err != nil {
-				t.Fatalf("CreateVolume with requisite %s: %v", topology.FormatSegments(r.GetAccessibilityRequirements().GetRequisite()), err)
+				t.Fatalf("CreateVolume with requisite %s: %v", world.FormatSegments(r.GetAccessibilityRequirements().GetRequisite()), err)
 			}
 			if err := withinRequisite(resp.GetVolume().GetAccessibleTopology(), zonesIn(tt.want...)); err != nil {
 				t.Fatal(err)
@@ -147,7 +147,7 @@ func zonesIn(names ...string) []*csi.Topology {
 	region := map[string]string{"zone-a": "region-1", "zone-b": "region-1", "zone-c": "region-2", "zone-d": "region-2"}
 	out := make([]*csi.Topology, len(names))
 	for i, z := range names {
-		out[i] = &csi.Topology{Segments: map[string]string{topology.DefaultRegionKey: region[z], topology.DefaultZoneKey: z}}
+		out[i] = &csi.Topology{Segments: map[string]string{world.DefaultRegionKey: region[z], world.DefaultZoneKey: z}}
 	}
 	return out
 }

@@ -9,10 +9,10 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
-func allZones(t *topology.Topology) []int {
+func allZones(t *world.Topology) []int {
 	out := make([]int, len(t.Zones))
 	for i := range out {
 		out[i] = i
@@ -30,7 +30,7 @@ func allZones(t *topology.Topology) []int {
 func (p *Plugin) candidates(req *csi.TopologyRequirement) ([]int, error) {
 	zones, err := p.topo.Candidates(req)
 	switch {
-	case errors.Is(err, topology.ErrNoZone):
+	case errors.Is(err, world.ErrNoZone):
 		return nil, status.Errorf(codes.ResourceExhausted, "accessibility_requirements: %v", err)
 	case err != nil:
 		return nil, status.Errorf(codes.InvalidArgument, "accessibility_requirements: %v", err)

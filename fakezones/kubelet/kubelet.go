@@ -52,7 +52,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 	"github.com/zonepath/zonepath/fakezones/spec"
 )
 
@@ -62,7 +62,7 @@ const NodeIDAnnotation = "csi.volume.kubernetes.io/nodeid"
 // Config is what the stand-in needs.
 type Config struct {
 	Cluster  *spec.Cluster
-	Topology *topology.Topology
+	Topology *world.Topology
 	Kube     kubernetes.Interface
 	// WorkDir holds node plugin sockets and state.
 	WorkDir string

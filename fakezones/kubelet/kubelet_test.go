@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 	"github.com/zonepath/zonepath/fakezones/objects"
 	"github.com/zonepath/zonepath/fakezones/spec"
 )
@@ -155,7 +155,7 @@ func runStandIn(t *testing.T, cl *spec.Cluster) (context.Context, *fake.Clientse
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo, err := topology.Parse(data)
+	topo, err := world.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}

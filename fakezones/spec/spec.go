@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // Registration says how a node's zonepath node plugin is registered, the
@@ -303,14 +303,14 @@ func (f File) nodes() []Node {
 // DriverTopology is the zonepath driver's topology file for this cluster:
 // its regions and zones, and every node with the driver, so that the
 // controller can publish to them.
-func (c *Cluster) DriverTopology() topology.File {
-	f := topology.File{MaxVolumesPerNode: c.MaxVolumesPerNode}
+func (c *Cluster) DriverTopology() world.File {
+	f := world.File{MaxVolumesPerNode: c.MaxVolumesPerNode}
 	for r := 0; r < c.Regions; r++ {
-		f.Regions = append(f.Regions, topology.Region{Name: RegionName(r)})
+		f.Regions = append(f.Regions, world.Region{Name: RegionName(r)})
 	}
 	for z := 0; z < c.Zones; z++ {
 		r := z % c.Regions
-		zone := topology.Zone{Name: ZoneName(z)}
+		zone := world.Zone{Name: ZoneName(z)}
 		if q, ok := c.SnapshotQuotas[zone.Name]; ok {
 			zone.SnapshotQuota = &q
 		}
@@ -321,7 +321,7 @@ func (c *Cluster) DriverTopology() topology.File {
 			continue
 		}
 		limit := n.MaxVolumesPerNode
-		f.Nodes = append(f.Nodes, topology.Node{ID: n.Name, Zone: n.Region + "/" + n.Zone, MaxVolumesPerNode: &limit})
+		f.Nodes = append(f.Nodes, world.Node{ID: n.Name, Zone: n.Region + "/" + n.Zone, MaxVolumesPerNode: &limit})
 	}
 	return f
 }

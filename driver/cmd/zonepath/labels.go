@@ -10,12 +10,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // nodeFromLabels reads the node's segment from its Node object, the way a
 // cloud driver learns its zone from the platform.
-func nodeFromLabels(ctx context.Context, kubeconfig, nodeID string, topo *topology.Topology) (plugin.NodeLocation, error) {
+func nodeFromLabels(ctx context.Context, kubeconfig, nodeID string, topo *world.Topology) (plugin.NodeLocation, error) {
 	var cfg *rest.Config
 	var err error
 	if kubeconfig != "" {

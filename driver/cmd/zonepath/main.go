@@ -17,7 +17,7 @@ import (
 	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/registration"
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
@@ -146,10 +146,10 @@ func (o options) config(ctx context.Context) (plugin.Config, error) {
 	if err := cfg.DisableCapabilities(strings.Split(o.disable, ",")); err != nil {
 		return cfg, fmt.Errorf("--disable-capabilities: %w", err)
 	}
-	topo := topology.Default()
+	topo := world.Default()
 	if o.topologyFile != "" {
 		var err error
-		if topo, err = topology.Load(o.topologyFile); err != nil {
+		if topo, err = world.Load(o.topologyFile); err != nil {
 			return cfg, err
 		}
 	}
@@ -177,7 +177,7 @@ func (o options) config(ctx context.Context) (plugin.Config, error) {
 
 // nodeLocation finds this node's zone: --node-zone, else the topology
 // file's entry for --nodeid, else the Node object's labels.
-func (o options) nodeLocation(ctx context.Context, topo *topology.Topology) (plugin.NodeLocation, error) {
+func (o options) nodeLocation(ctx context.Context, topo *world.Topology) (plugin.NodeLocation, error) {
 	if o.nodeID == "" {
 		return plugin.NodeLocation{}, fmt.Errorf("--nodeid is required with --node")
 	}

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 	"github.com/zonepath/zonepath/fakezones/cluster"
 	"github.com/zonepath/zonepath/fakezones/kubelet"
 	"github.com/zonepath/zonepath/fakezones/spec"
@@ -195,7 +195,7 @@ func kubeletCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			topo, err := topology.Load(filepath.Join(dir, "driver", "topology.yaml"))
+			topo, err := world.Load(filepath.Join(dir, "driver", "topology.yaml"))
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-// Package topology models the fake world the zonepath driver lives in:
+// Package world models the fake world the zonepath driver lives in:
 // regions made of zones (optionally split into racks), each zone with a
 // storage capacity and a snapshot quota. It parses the topology file,
 // validates CSI topology segments against it and turns CSI
@@ -8,7 +8,7 @@
 // region, zone and rack agree with the pairs it has. A segment that names
 // only a region therefore selects all zones of that region, which is how a
 // snapshot "usable from the whole region" is expressed.
-package topology
+package world
 
 import (
 	"fmt"

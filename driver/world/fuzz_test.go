@@ -1,4 +1,4 @@
-package topology_test
+package world_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 func FuzzParse(f *testing.F) {
@@ -25,7 +25,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("{\"regions\":[{\"name\":\"r\",\"zones\":[{\"name\":\"z\"}]}]}"))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		topo, err := topology.Parse(data)
+		topo, err := world.Parse(data)
 		if err != nil {
 			if topo != nil {
 				t.Fatalf("Parse returned a topology with error %v", err)
@@ -89,7 +89,7 @@ func fuzzSegments(data []byte) ([]*csi.Topology, []byte) {
 	}
 	count := int(n % 6)
 	if n == 0xff {
-		count = topology.MaxSegmentsPerRequirement + 1
+		count = world.MaxSegmentsPerRequirement + 1
 	}
 	var out []*csi.Topology
 	for s := 0; s < count; s++ {
@@ -140,17 +140,17 @@ func FuzzCandidates(f *testing.F) {
 				t.Fatalf("Candidates returned %v with error %v", got, err)
 			}
 			// A valid requisite fails only when it covers no zone.
-			if errors.Is(err, topology.ErrNoZone) {
+			if errors.Is(err, world.ErrNoZone) {
 				for i := range topo.Zones {
 					if topo.Covers(requisite, i) {
-						t.Fatalf("%v, yet requisite %s covers zone %s", err, topology.FormatSegments(requisite), topo.Zones[i].ID())
+						t.Fatalf("%v, yet requisite %s covers zone %s", err, world.FormatSegments(requisite), topo.Zones[i].ID())
 					}
 				}
 			}
 			return
 		}
 		if len(requisite) > 0 && len(got) == 0 {
-			t.Fatalf("requisite %s gave no candidates and no error", topology.FormatSegments(requisite))
+			t.Fatalf("requisite %s gave no candidates and no error", world.FormatSegments(requisite))
 		}
 		if len(requisite) == 0 && len(preferred) == 0 {
 			if got != nil {
@@ -171,13 +171,13 @@ func FuzzCandidates(f *testing.F) {
 		if len(requisite) > 0 {
 			for _, i := range got {
 				if !topo.Covers(requisite, i) {
-					t.Fatalf("zone %s is not covered by requisite %s", topo.Zones[i].ID(), topology.FormatSegments(requisite))
+					t.Fatalf("zone %s is not covered by requisite %s", topo.Zones[i].ID(), world.FormatSegments(requisite))
 				}
 			}
 			// Every zone a requisite segment selects is a candidate.
 			for i := range topo.Zones {
 				if topo.Covers(requisite, i) && !seen[i] {
-					t.Fatalf("zone %s covered by requisite %s is missing from %v", topo.Zones[i].ID(), topology.FormatSegments(requisite), got)
+					t.Fatalf("zone %s covered by requisite %s is missing from %v", topo.Zones[i].ID(), world.FormatSegments(requisite), got)
 				}
 			}
 		} else if len(got) != len(topo.Zones) {
@@ -193,7 +193,7 @@ func FuzzCandidates(f *testing.F) {
 		}
 		for _, i := range got[firstOther:] {
 			if topo.Covers(preferred, i) {
-				t.Fatalf("preferred zone %s after a non-preferred one in %v (preferred %s)", topo.Zones[i].ID(), got, topology.FormatSegments(preferred))
+				t.Fatalf("preferred zone %s after a non-preferred one in %v (preferred %s)", topo.Zones[i].ID(), got, world.FormatSegments(preferred))
 			}
 		}
 	})

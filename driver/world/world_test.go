@@ -1,4 +1,4 @@
-package topology_test
+package world_test
 
 import (
 	"os"
@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 func ptr[T any](v T) *T { return &v }
 
-func mustParse(t testing.TB, doc string) *topology.Topology {
+func mustParse(t testing.TB, doc string) *world.Topology {
 	t.Helper()
-	topo, err := topology.Parse([]byte(doc))
+	topo, err := world.Parse([]byte(doc))
 	if err != nil {
 		t.Fatalf("Parse: unexpected error: %v\n%s", err, doc)
 	}
@@ -31,21 +31,21 @@ func readTestdata(t *testing.T, name string) []byte {
 }
 
 func TestParseValid(t *testing.T) {
-	topo, err := topology.Parse(readTestdata(t, "valid.yaml"))
+	topo, err := world.Parse(readTestdata(t, "valid.yaml"))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
 
-	wantKeys := topology.Keys{
-		Region: topology.DefaultRegionKey,
-		Zone:   topology.DefaultZoneKey,
+	wantKeys := world.Keys{
+		Region: world.DefaultRegionKey,
+		Zone:   world.DefaultZoneKey,
 		Rack:   "example.com/rack",
 	}
 	if topo.Keys != wantKeys {
 		t.Errorf("Keys = %+v, want %+v", topo.Keys, wantKeys)
 	}
 
-	wantZones := []topology.ZoneInfo{
+	wantZones := []world.ZoneInfo{
 		{Region: "east", Name: "a", Racks: []string{"r1", "r2"}, CapacityBytes: 10 << 30, SnapshotQuota: 3},
 		{Region: "east", Name: "b", CapacityBytes: -1, SnapshotQuota: -1},
 		{Region: "west", Name: "a", CapacityBytes: 500 << 20, SnapshotQuota: 0},
@@ -87,12 +87,12 @@ func TestParseValid(t *testing.T) {
 
 	nodes := []struct {
 		id   string
-		want topology.NodeInfo
+		want world.NodeInfo
 	}{
-		{"n1", topology.NodeInfo{ID: "n1", Zone: 0, Rack: "r1", MaxVolumesPerNode: 16}},
-		{"n2", topology.NodeInfo{ID: "n2", Zone: 1, MaxVolumesPerNode: 4}},
-		{"n3", topology.NodeInfo{ID: "n3", Zone: 2, MaxVolumesPerNode: 0}},
-		{"n4", topology.NodeInfo{ID: "n4", Zone: 3, MaxVolumesPerNode: 16}},
+		{"n1", world.NodeInfo{ID: "n1", Zone: 0, Rack: "r1", MaxVolumesPerNode: 16}},
+		{"n2", world.NodeInfo{ID: "n2", Zone: 1, MaxVolumesPerNode: 4}},
+		{"n3", world.NodeInfo{ID: "n3", Zone: 2, MaxVolumesPerNode: 0}},
+		{"n4", world.NodeInfo{ID: "n4", Zone: 3, MaxVolumesPerNode: 16}},
 	}
 	for _, tc := range nodes {
 		got, ok := topo.Node(tc.id)
@@ -117,7 +117,7 @@ regions:
   - name: z
     racks: [k]
 `)
-	want := topology.Keys{Region: "example.com/region", Zone: "example.com/zone", Rack: "example.com/rack"}
+	want := world.Keys{Region: "example.com/region", Zone: "example.com/zone", Rack: "example.com/rack"}
 	if topo.Keys != want {
 		t.Fatalf("Keys = %+v, want %+v", topo.Keys, want)
 	}
@@ -130,7 +130,7 @@ regions:
 		t.Errorf("NodeSegment = %v, want %v", seg, wantSeg)
 	}
 	// The default keys are no longer accepted.
-	if _, err := topo.Select(map[string]string{topology.DefaultRegionKey: "r"}); err == nil ||
+	if _, err := topo.Select(map[string]string{world.DefaultRegionKey: "r"}); err == nil ||
 		!strings.Contains(err.Error(), `unknown topology key "topology.kubernetes.io/region"`) {
 		t.Errorf("Select with a default key: err = %v, want unknown topology key", err)
 	}
@@ -307,7 +307,7 @@ nodes:
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			topo, err := topology.Parse([]byte(tc.doc))
+			topo, err := world.Parse([]byte(tc.doc))
 			if err == nil {
 				t.Fatalf("Parse succeeded with %d zones, want error containing %q", len(topo.Zones), tc.want)
 			}
@@ -355,7 +355,7 @@ func TestParseBoundaries(t *testing.T) {
 
 func TestLoad(t *testing.T) {
 	path := filepath.Join("testdata", "valid.yaml")
-	topo, err := topology.Load(path)
+	topo, err := world.Load(path)
 	if err != nil {
 		t.Fatalf("Load(%s): %v", path, err)
 	}
@@ -364,7 +364,7 @@ func TestLoad(t *testing.T) {
 	}
 
 	missing := filepath.Join(t.TempDir(), "nope.yaml")
-	if _, err := topology.Load(missing); err == nil || !strings.Contains(err.Error(), "reading topology file") {
+	if _, err := world.Load(missing); err == nil || !strings.Contains(err.Error(), "reading topology file") {
 		t.Errorf("Load(missing) error = %v, want reading topology file", err)
 	}
 
@@ -372,7 +372,7 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("regions:\n- name: east\n  zones: [{name: a, snapshotQuota: -1}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = topology.Load(bad)
+	_, err = world.Load(bad)
 	if err == nil {
 		t.Fatalf("Load(bad) succeeded")
 	}
@@ -384,8 +384,8 @@ func TestLoad(t *testing.T) {
 }
 
 func TestDefault(t *testing.T) {
-	topo := topology.Default()
-	want := []topology.ZoneInfo{
+	topo := world.Default()
+	want := []world.ZoneInfo{
 		{Region: "region-1", Name: "zone-a", CapacityBytes: -1, SnapshotQuota: -1},
 		{Region: "region-1", Name: "zone-b", CapacityBytes: -1, SnapshotQuota: -1},
 		{Region: "region-1", Name: "zone-c", CapacityBytes: -1, SnapshotQuota: -1},
@@ -393,7 +393,7 @@ func TestDefault(t *testing.T) {
 	if !reflect.DeepEqual(topo.Zones, want) {
 		t.Errorf("Default().Zones = %+v, want %+v", topo.Zones, want)
 	}
-	wantKeys := topology.Keys{Region: topology.DefaultRegionKey, Zone: topology.DefaultZoneKey, Rack: topology.DefaultRackKey}
+	wantKeys := world.Keys{Region: world.DefaultRegionKey, Zone: world.DefaultZoneKey, Rack: world.DefaultRackKey}
 	if topo.Keys != wantKeys {
 		t.Errorf("Default().Keys = %+v, want %+v", topo.Keys, wantKeys)
 	}
@@ -446,26 +446,26 @@ regions:
 // TestValidateFileStruct exercises File.Validate directly, as the plugin's
 // own callers may build a File in code.
 func TestValidateFileStruct(t *testing.T) {
-	f := topology.File{
+	f := world.File{
 		MaxVolumesPerNode: 2,
-		Regions: []topology.Region{
-			{Name: "r1", Zones: []topology.Zone{{Name: "z1", Capacity: "1Mi", SnapshotQuota: ptr[int64](5), Racks: []string{"k1"}}}},
-			{Name: "r2", Zones: []topology.Zone{{Name: "z1"}}},
+		Regions: []world.Region{
+			{Name: "r1", Zones: []world.Zone{{Name: "z1", Capacity: "1Mi", SnapshotQuota: ptr[int64](5), Racks: []string{"k1"}}}},
+			{Name: "r2", Zones: []world.Zone{{Name: "z1"}}},
 		},
-		Nodes: []topology.Node{{ID: "n", Zone: "r2/z1", MaxVolumesPerNode: ptr[int64](9)}},
+		Nodes: []world.Node{{ID: "n", Zone: "r2/z1", MaxVolumesPerNode: ptr[int64](9)}},
 	}
 	topo, err := f.Validate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []topology.ZoneInfo{
+	want := []world.ZoneInfo{
 		{Region: "r1", Name: "z1", Racks: []string{"k1"}, CapacityBytes: 1 << 20, SnapshotQuota: 5},
 		{Region: "r2", Name: "z1", CapacityBytes: -1, SnapshotQuota: -1},
 	}
 	if !reflect.DeepEqual(topo.Zones, want) {
 		t.Errorf("Zones = %+v, want %+v", topo.Zones, want)
 	}
-	if n, _ := topo.Node("n"); n != (topology.NodeInfo{ID: "n", Zone: 1, MaxVolumesPerNode: 9}) {
+	if n, _ := topo.Node("n"); n != (world.NodeInfo{ID: "n", Zone: 1, MaxVolumesPerNode: 9}) {
 		t.Errorf("Node(n) = %+v", n)
 	}
 }
@@ -496,7 +496,7 @@ func TestParseCapacityLimits(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.capacity, func(t *testing.T) {
 			doc := "regions:\n- name: east\n  zones:\n  - name: a\n  - name: b\n    capacity: \"" + tc.capacity + "\"\n"
-			topo, err := topology.Parse([]byte(doc))
+			topo, err := world.Parse([]byte(doc))
 			if tc.wantErr != "" {
 				if err == nil {
 					t.Fatalf("Parse accepted capacity %q as %d bytes, want error containing %q", tc.capacity, topo.Zones[1].CapacityBytes, tc.wantErr)
@@ -513,7 +513,7 @@ func TestParseCapacityLimits(t *testing.T) {
 				t.Errorf("capacity %q = %d bytes, want %d", tc.capacity, got, tc.want)
 			}
 			// File.Validate, used by code building a File, agrees.
-			f := topology.File{Regions: []topology.Region{{Name: "east", Zones: []topology.Zone{{Name: "a"}, {Name: "b", Capacity: tc.capacity}}}}}
+			f := world.File{Regions: []world.Region{{Name: "east", Zones: []world.Zone{{Name: "a"}, {Name: "b", Capacity: tc.capacity}}}}}
 			if topo2, err := f.Validate(); err != nil || topo2.Zones[1].CapacityBytes != tc.want {
 				t.Errorf("File.Validate with capacity %q = %v, %v; want %d bytes", tc.capacity, topo2, err, tc.want)
 			}
@@ -539,50 +539,50 @@ nodes:
 	tests := []struct {
 		name    string
 		keys    string // the keys: block
-		want    topology.Keys
+		want    world.Keys
 		wantErr string
 	}{
 		{"defaults", ``,
-			topology.Keys{Region: topology.DefaultRegionKey, Zone: topology.DefaultZoneKey, Rack: topology.DefaultRackKey}, ""},
+			world.Keys{Region: world.DefaultRegionKey, Zone: world.DefaultZoneKey, Rack: world.DefaultRackKey}, ""},
 		{"all overridden", "keys: {region: example.com/region, zone: example.com/zone, rack: example.com/rack}",
-			topology.Keys{Region: "example.com/region", Zone: "example.com/zone", Rack: "example.com/rack"}, ""},
+			world.Keys{Region: "example.com/region", Zone: "example.com/zone", Rack: "example.com/rack"}, ""},
 		{"unprefixed keys", "keys: {region: region, zone: zone, rack: rack}",
-			topology.Keys{Region: "region", Zone: "zone", Rack: "rack"}, ""},
+			world.Keys{Region: "region", Zone: "zone", Rack: "rack"}, ""},
 		{"zone takes the default rack key while rack is overridden",
-			"keys: {zone: " + topology.DefaultRackKey + ", rack: example.com/rack}",
-			topology.Keys{Region: topology.DefaultRegionKey, Zone: topology.DefaultRackKey, Rack: "example.com/rack"}, ""},
+			"keys: {zone: " + world.DefaultRackKey + ", rack: example.com/rack}",
+			world.Keys{Region: world.DefaultRegionKey, Zone: world.DefaultRackKey, Rack: "example.com/rack"}, ""},
 		{"region and rack swap defaults",
-			"keys: {region: " + topology.DefaultRackKey + ", rack: " + topology.DefaultRegionKey + "}",
-			topology.Keys{Region: topology.DefaultRackKey, Zone: topology.DefaultZoneKey, Rack: topology.DefaultRegionKey}, ""},
+			"keys: {region: " + world.DefaultRackKey + ", rack: " + world.DefaultRegionKey + "}",
+			world.Keys{Region: world.DefaultRackKey, Zone: world.DefaultZoneKey, Rack: world.DefaultRegionKey}, ""},
 
 		{"region equals zone", "keys: {region: example.com/z, zone: example.com/z}",
-			topology.Keys{}, `keys.zone: "example.com/z" is already keys.region`},
+			world.Keys{}, `keys.zone: "example.com/z" is already keys.region`},
 		{"all three equal", "keys: {region: example.com/k, zone: example.com/k, rack: example.com/k}",
-			topology.Keys{}, `keys.zone: "example.com/k" is already keys.region`},
-		{"zone overridden to the default region key", "keys: {zone: " + topology.DefaultRegionKey + "}",
-			topology.Keys{}, `keys.zone: "topology.kubernetes.io/region" is already keys.region`},
-		{"zone overridden to the default rack key, rack left default", "keys: {zone: " + topology.DefaultRackKey + "}",
-			topology.Keys{}, `keys.rack: "zonepath.csi.dev/rack" is already keys.zone`},
-		{"rack overridden to the default zone key", "keys: {rack: " + topology.DefaultZoneKey + "}",
-			topology.Keys{}, `keys.rack: "topology.kubernetes.io/zone" is already keys.zone`},
+			world.Keys{}, `keys.zone: "example.com/k" is already keys.region`},
+		{"zone overridden to the default region key", "keys: {zone: " + world.DefaultRegionKey + "}",
+			world.Keys{}, `keys.zone: "topology.kubernetes.io/region" is already keys.region`},
+		{"zone overridden to the default rack key, rack left default", "keys: {zone: " + world.DefaultRackKey + "}",
+			world.Keys{}, `keys.rack: "zonepath.csi.dev/rack" is already keys.zone`},
+		{"rack overridden to the default zone key", "keys: {rack: " + world.DefaultZoneKey + "}",
+			world.Keys{}, `keys.rack: "topology.kubernetes.io/zone" is already keys.zone`},
 		{"rack overridden to the overridden region key", "keys: {region: example.com/r, rack: example.com/r}",
-			topology.Keys{}, `keys.rack: "example.com/r" is already keys.region`},
+			world.Keys{}, `keys.rack: "example.com/r" is already keys.region`},
 		{"key with spaces", `keys: {region: "Not A Key"}`,
-			topology.Keys{}, `keys.region: "Not A Key" is not a label key`},
+			world.Keys{}, `keys.region: "Not A Key" is not a label key`},
 		{"key with empty name", `keys: {zone: "example.com/"}`,
-			topology.Keys{}, `keys.zone: "example.com/" is not a label key`},
+			world.Keys{}, `keys.zone: "example.com/" is not a label key`},
 		{"key with two slashes", `keys: {rack: "a/b/c"}`,
-			topology.Keys{}, `keys.rack: "a/b/c" is not a label key`},
+			world.Keys{}, `keys.rack: "a/b/c" is not a label key`},
 		{"key with a bad prefix", `keys: {rack: "Example_Com/rack"}`,
-			topology.Keys{}, `keys.rack: "Example_Com/rack" is not a label key`},
+			world.Keys{}, `keys.rack: "Example_Com/rack" is not a label key`},
 		{"key name too long", "keys: {region: example.com/" + strings.Repeat("r", 64) + "}",
-			topology.Keys{}, `keys.region: "example.com/` + strings.Repeat("r", 64) + `" is not a label key`},
+			world.Keys{}, `keys.region: "example.com/` + strings.Repeat("r", 64) + `" is not a label key`},
 		{"invalid key reported before a duplicate", `keys: {region: "-r", zone: "-r"}`,
-			topology.Keys{}, `keys.region: "-r" is not a label key`},
+			world.Keys{}, `keys.region: "-r" is not a label key`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			topo, err := topology.Parse([]byte(tc.keys + "\n" + regions))
+			topo, err := world.Parse([]byte(tc.keys + "\n" + regions))
 			if tc.wantErr != "" {
 				if err == nil {
 					t.Fatalf("Parse accepted keys %+v, want error containing %q", topo.Keys, tc.wantErr)
@@ -641,7 +641,7 @@ nodes:
 				t.Errorf("FindSegment(%v) = %d, %q, %v; want 0, r1", nodeSeg, zone, rack, err)
 			}
 			// A key the topology does not use is refused.
-			for _, other := range []string{topology.DefaultRegionKey, topology.DefaultZoneKey, topology.DefaultRackKey, "example.com/other"} {
+			for _, other := range []string{world.DefaultRegionKey, world.DefaultZoneKey, world.DefaultRackKey, "example.com/other"} {
 				if other == k.Region || other == k.Zone || other == k.Rack {
 					continue
 				}
@@ -650,7 +650,7 @@ nodes:
 				}
 			}
 			// File.Validate, used by code building a File, agrees.
-			f := topology.File{Keys: tc.want, Regions: []topology.Region{{Name: "east", Zones: []topology.Zone{{Name: "a"}}}}}
+			f := world.File{Keys: tc.want, Regions: []world.Region{{Name: "east", Zones: []world.Zone{{Name: "a"}}}}}
 			if got, err := f.Validate(); err != nil || got.Keys != tc.want {
 				t.Errorf("File.Validate with keys %+v = %v; want them accepted", tc.want, err)
 			}
@@ -661,20 +661,20 @@ nodes:
 // TestValidateFileKeys: File.Validate refuses duplicate or invalid keys
 // built in code, not only in a parsed file.
 func TestValidateFileKeys(t *testing.T) {
-	regions := []topology.Region{{Name: "east", Zones: []topology.Zone{{Name: "a"}}}}
+	regions := []world.Region{{Name: "east", Zones: []world.Zone{{Name: "a"}}}}
 	tests := []struct {
-		keys    topology.Keys
+		keys    world.Keys
 		wantErr string
 	}{
-		{topology.Keys{Region: "x", Zone: "x"}, `keys.zone: "x" is already keys.region`},
-		{topology.Keys{Zone: "y", Rack: "y"}, `keys.rack: "y" is already keys.zone`},
-		{topology.Keys{Rack: topology.DefaultRegionKey}, `keys.rack: "topology.kubernetes.io/region" is already keys.region`},
-		{topology.Keys{Zone: "Not A Key"}, `keys.zone: "Not A Key" is not a label key`},
-		{topology.Keys{Rack: "rack!"}, `keys.rack: "rack!" is not a label key`},
+		{world.Keys{Region: "x", Zone: "x"}, `keys.zone: "x" is already keys.region`},
+		{world.Keys{Zone: "y", Rack: "y"}, `keys.rack: "y" is already keys.zone`},
+		{world.Keys{Rack: world.DefaultRegionKey}, `keys.rack: "topology.kubernetes.io/region" is already keys.region`},
+		{world.Keys{Zone: "Not A Key"}, `keys.zone: "Not A Key" is not a label key`},
+		{world.Keys{Rack: "rack!"}, `keys.rack: "rack!" is not a label key`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.wantErr, func(t *testing.T) {
-			topo, err := topology.File{Keys: tc.keys, Regions: regions}.Validate()
+			topo, err := world.File{Keys: tc.keys, Regions: regions}.Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("Validate with keys %+v = %v, %v; want error containing %q", tc.keys, topo, err, tc.wantErr)
 			}

@@ -1,4 +1,4 @@
-package topology_test
+package world_test
 
 import (
 	"errors"
@@ -9,13 +9,13 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 
-	"github.com/zonepath/zonepath/driver/topology"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 const (
-	kR = topology.DefaultRegionKey
-	kZ = topology.DefaultZoneKey
-	kK = topology.DefaultRackKey
+	kR = world.DefaultRegionKey
+	kZ = world.DefaultZoneKey
+	kK = world.DefaultRackKey
 )
 
 // worldDoc is the fixed topology used by the segment tests and FuzzCandidates.
@@ -35,7 +35,7 @@ regions:
   - name: d
 `
 
-func world(t testing.TB) *topology.Topology {
+func testWorld(t testing.TB) *world.Topology {
 	t.Helper()
 	return mustParse(t, worldDoc)
 }
@@ -58,7 +58,7 @@ func topos(segs ...map[string]string) []*csi.Topology {
 }
 
 func TestSegment(t *testing.T) {
-	topo := world(t)
+	topo := testWorld(t)
 	tests := []struct {
 		zone int
 		want map[string]string
@@ -89,7 +89,7 @@ func TestSegment(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	topo := world(t)
+	topo := testWorld(t)
 	tests := []struct {
 		name    string
 		seg     map[string]string
@@ -138,7 +138,7 @@ func TestSelect(t *testing.T) {
 }
 
 func TestCandidates(t *testing.T) {
-	topo := world(t)
+	topo := testWorld(t)
 	east := seg(kR, "east")
 	west := seg(kR, "west")
 	eastA := seg(kR, "east", kZ, "a")
@@ -160,7 +160,7 @@ func TestCandidates(t *testing.T) {
 		req     *csi.TopologyRequirement
 		want    []int
 		wantErr []string
-		noZone  bool // wantErr is topology.ErrNoZone: valid, but unsatisfiable
+		noZone  bool // wantErr is world.ErrNoZone: valid, but unsatisfiable
 	}{
 		{name: "nil requirement", req: nil, want: nil},
 		{name: "empty requirement", req: &csi.TopologyRequirement{}, want: nil},
@@ -257,7 +257,7 @@ func TestCandidates(t *testing.T) {
 				if got != nil {
 					t.Errorf("Candidates returned %v with an error", got)
 				}
-				if errors.Is(err, topology.ErrNoZone) != tc.noZone {
+				if errors.Is(err, world.ErrNoZone) != tc.noZone {
 					t.Errorf("errors.Is(%q, ErrNoZone) = %t, want %t", err, !tc.noZone, tc.noZone)
 				}
 				return
@@ -273,7 +273,7 @@ func TestCandidates(t *testing.T) {
 }
 
 func TestFindZone(t *testing.T) {
-	topo := world(t)
+	topo := testWorld(t)
 	tests := []struct {
 		name    string
 		want    int
@@ -309,7 +309,7 @@ func TestFindZone(t *testing.T) {
 }
 
 func TestNodeSegment(t *testing.T) {
-	topo := world(t)
+	topo := testWorld(t)
 	tests := []struct {
 		zone    int
 		rack    string
@@ -346,7 +346,7 @@ func TestNodeSegment(t *testing.T) {
 }
 
 func TestFindSegment(t *testing.T) {
-	topo := world(t)
+	topo := testWorld(t)
 	tests := []struct {
 		name     string
 		labels   map[string]string
@@ -385,7 +385,7 @@ func TestFindSegment(t *testing.T) {
 }
 
 func TestCovers(t *testing.T) {
-	topo := world(t)
+	topo := testWorld(t)
 	tests := []struct {
 		name string
 		segs []*csi.Topology
@@ -404,7 +404,7 @@ func TestCovers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for i, want := range tc.want {
 				if got := topo.Covers(tc.segs, i); got != want {
-					t.Errorf("Covers(%s, %d) = %v, want %v", topology.FormatSegments(tc.segs), i, got, want)
+					t.Errorf("Covers(%s, %d) = %v, want %v", world.FormatSegments(tc.segs), i, got, want)
 				}
 			}
 		})
@@ -425,7 +425,7 @@ func TestFormatSegments(t *testing.T) {
 	for i, tc := range tests {
 		// Map order is random: repeat to catch non-deterministic output.
 		for n := 0; n < 20; n++ {
-			if got := topology.FormatSegments(tc.segs); got != tc.want {
+			if got := world.FormatSegments(tc.segs); got != tc.want {
 				t.Fatalf("case %d: FormatSegments = %q, want %q", i, got, tc.want)
 			}
 		}
