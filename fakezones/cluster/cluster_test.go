@@ -1,4 +1,4 @@
-//go:build fakezones
+//go:build livecluster
 
 // The tests in this file start real clusters from the binaries in
 // ZONEPATH_BIN (default: the repository's bin/, after make components
