@@ -66,8 +66,9 @@ type Exhaustion struct {
 	// and lifts the condition by deleting one of them. 0: the segment is
 	// exhausted from the start and LiftCommand lifts it.
 	ExhaustAfter int `json:"exhaustAfter,omitempty"`
-	// LiftCommand is run with sh -c to lift a segment exhausted from the
-	// start (ExhaustAfter 0), for example by raising a quota.
+	// LiftCommand is run with sh -c and KUBECONFIG set to the suite's
+	// kubeconfig to lift a segment exhausted from the start (ExhaustAfter
+	// 0), for example by raising a quota.
 	LiftCommand string `json:"liftCommand,omitempty"`
 	// LiftTimeout bounds the wait for the snapshot to become ready after
 	// the lift; default the driver file's Timeouts.ClaimProvision.
