@@ -1,8 +1,3 @@
-// Package driverext reads the zonepath e2e suite's driver extension file:
-// what a driver and its cluster can do that the upstream external-storage
-// driver file (-storage.testdriver) cannot say. It is parsed strictly: an
-// unknown or misspelt key is an error naming the key, where upstream's
-// loader would silently ignore it and skip the specs it guards.
 package driverext
 
 import (

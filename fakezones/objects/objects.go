@@ -1,8 +1,3 @@
-// Package objects installs what a fake-zones cluster needs in its API:
-// the snapshot CRDs, a CSIDriver per driver, StorageClasses and
-// VolumeSnapshotClasses for each binding mode with and without
-// allowedTopologies, the RBAC the scheduler plugin needs, and the kwok
-// nodes themselves.
 package objects
 
 import (

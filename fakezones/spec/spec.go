@@ -1,5 +1,3 @@
-// Package spec reads the fake-zones cluster file and expands it into named
-// regions, zones and nodes, and into the zonepath driver's topology file.
 package spec
 
 import (
