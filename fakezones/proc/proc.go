@@ -100,6 +100,9 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
 // killGroup makes sure nothing the process started outlives it.
 func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
+// wait says whether the process is gone within d. It is a hand-written
+// poll, not wait.PollUntilContextTimeout, because a child of this process
+// also wakes it the moment it exits (exitedOrNever).
 func (p *Process) wait(ctx context.Context, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
