@@ -8,6 +8,7 @@ import (
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 	e2eskipper "k8s.io/kubernetes/test/e2e/framework/skipper"
 
@@ -173,7 +174,7 @@ func defineSnapshotTopology(e *env) {
 		// deferring to a CSI driver failure" (which knows neither name).
 		ev := e.waitEvent(ctx, "impossible", "a Warning naming s12-snapshot or its content", warningNaming("s12-snapshot", content.GetName()))
 		framework.Logf("Warning %s: %s", ev.Reason, ev.Message)
-		claim, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, "impossible", metav1GetOptions)
+		claim, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, "impossible", metav1.GetOptions{})
 		framework.ExpectNoError(err)
 		gomega.Expect(claim.Status.Phase).To(gomega.Equal(v1.ClaimPending), "PVC impossible")
 		gomega.Expect(claim.Spec.VolumeName).To(gomega.BeEmpty(), "PVC impossible got a volume in a StorageClass disjoint from its snapshot")

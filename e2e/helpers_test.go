@@ -1,9 +1,11 @@
+// Unit tests of the suite's helpers that need no cluster: go test ./e2e
+// runs them without --kubeconfig.
 package e2e
 
 import (
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/zonepath/zonepath/e2e/driverext"
@@ -56,8 +58,8 @@ func TestCrossTerm(t *testing.T) {
 		{Key: "region", Values: []string{"r1", "r2"}},
 		{Key: "zone", Values: []string{"a", "b", "c"}},
 	}}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("crossTerm = %v, want %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("crossTerm (-want +got):\n%s", diff)
 	}
 	for _, node := range []map[string]string{{"region": "r2", "zone": "a"}, {"region": "r1", "zone": "b"}} {
 		if !termsMatch(got, node) {
