@@ -272,7 +272,3 @@ func (u *up) kubeletStandIn() component {
 		"--data-dir=" + u.w.path("driver", "data"), "--v=2",
 	}}
 }
-
-// NodeSocket is the node plugin socket of a node in a cluster's work
-// directory.
-func NodeSocket(workDir, node string) string { return kubelet.SocketPath(workDir, node) }
