@@ -67,3 +67,15 @@ func TestCrossTerm(t *testing.T) {
 		}
 	}
 }
+
+// newPod holds each claim as its own volume, in order.
+func TestNewPodVolumes(t *testing.T) {
+	pod := newPod("p", nil, "restore", "other")
+	var got []string
+	for _, v := range pod.Spec.Volumes {
+		got = append(got, v.Name+"="+v.PersistentVolumeClaim.ClaimName)
+	}
+	if diff := cmp.Diff([]string{"v0=restore", "v1=other"}, got); diff != "" {
+		t.Errorf("volumes (-want +got):\n%s", diff)
+	}
+}
