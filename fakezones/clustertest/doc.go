@@ -9,7 +9,7 @@
 //
 //	c := clustertest.Start(t, spec.File{Zones: 2, NodesPerZone: 1}, "")
 //	pv := c.Provision(t, "zonepath-zone-a", "")
-//	content := c.Snapshot(t, pv.Spec.ClaimRef.Name)
+//	c.Snapshot(t, pv.Spec.ClaimRef.Name) // its VolumeSnapshotContent, once ReadyToUse
 //
 // Such tests carry the build tag livecluster, so go test ./... without it
 // never starts processes. The kit must not be imported by non-test code,
