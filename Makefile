@@ -133,7 +133,7 @@ fakezones-down:
 
 ## fakezones-test: the cluster tests, which start and stop clusters of their own.
 fakezones-test: build components
-	ZONEPATH_BIN=$(BIN) $(GO) test -tags fakezones -count=1 -v ./fakezones/...
+	ZONEPATH_BIN=$(BIN) $(GO) test -tags livecluster -count=1 -v ./fakezones/...
 
 ## deploy-check: kubectl apply --dry-run=server -k of every kustomization under
 ## deploy/ against the cluster of DEPLOY_CHECK_KUBECONFIG (default: make

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 
@@ -215,16 +213,6 @@ func (e *env) expectScheduledOn(ctx context.Context, pod string, node *v1.Node) 
 	gomega.Expect(got.Name).To(gomega.Equal(node.Name), "pod %s pinned to node %s was bound to %s", pod, node.Name, got.Name)
 }
 
-// runCommand runs one of the extension file's commands with sh -c and
-// KUBECONFIG set to the suite's kubeconfig.
-func runCommand(ctx context.Context, key, command string) {
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+framework.TestContext.KubeConfig)
-	out, err := cmd.CombinedOutput()
-	framework.ExpectNoError(err, "attachLimits.%s %q: %s", key, command, out)
-	framework.Logf("attachLimits.%s %q: %s", key, command, strings.TrimSpace(string(out)))
-}
-
 // waitRegistered waits until node's CSINode has (or has not) the driver.
 func (e *env) waitRegistered(ctx context.Context, node string, want bool) {
 	gomega.Eventually(ctx, func(ctx context.Context) bool {
@@ -330,7 +318,7 @@ func defineAttachLimits(e *env) {
 		claims := e.boundClaims(ctx, "claim", node, 1)
 		e.pod(ctx, "pinned", onNode(node), claims...)
 		e.expectPendingBecause(ctx, "pinned", e.driver.GetDriverInfo().Name+" "+notInstalledSuffix)
-		runCommand(ctx, "registerCommand", a.RegisterCommand)
+		runCommand(ctx, "attachLimits.registerCommand", a.RegisterCommand)
 		e.waitRegistered(ctx, node.Name, true)
 		// The CSINode update that adds the driver with its allocatable
 		// count requeues the pod; the scheduler's 5-minute flush of
@@ -357,6 +345,6 @@ func (e *env) unregisterLate(ctx context.Context) {
 	if entry, _ := e.driverEntry(ctx, a.LateNode); entry == nil {
 		return
 	}
-	runCommand(ctx, "unregisterCommand", a.UnregisterCommand)
+	runCommand(ctx, "attachLimits.unregisterCommand", a.UnregisterCommand)
 	e.waitRegistered(ctx, a.LateNode, false)
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/kubernetes/test/e2e/framework"
 	imageutils "k8s.io/kubernetes/test/utils/image"
-	"k8s.io/utils/ptr"
 )
 
 // defineData holds the specs whose pods really run: kubelet stages and
@@ -64,25 +63,15 @@ type ran struct{ node, message string }
 // server has without a kubelet log proxy (its standard error stays in the
 // logs).
 func (e *env) runPod(ctx context.Context, name string, selector map[string]string, claim, script string) ran {
-	e.waitClaimsKnown(ctx, claim)
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1.PodSpec{
-			NodeSelector:                  selector,
-			RestartPolicy:                 v1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: ptr.To[int64](0),
-			Containers: []v1.Container{{
-				Name: "c", Image: imageutils.GetE2EImage(imageutils.BusyBox),
-				Command:                  []string{"sh", "-c", "exec >/dev/termination-log\n" + script},
-				TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError,
-				VolumeMounts:             []v1.VolumeMount{{Name: "data", MountPath: "/data"}},
-			}},
-			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
-				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}},
-		},
-	}
-	_, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Create(ctx, pod, metav1.CreateOptions{})
-	framework.ExpectNoError(err, "creating pod %s", name)
+	pod := newPod(name, selector, claim)
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	pod.Spec.Containers = []v1.Container{{
+		Name: "c", Image: imageutils.GetE2EImage(imageutils.BusyBox),
+		Command:                  []string{"sh", "-c", "exec >/dev/termination-log\n" + script},
+		TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError,
+		VolumeMounts:             []v1.VolumeMount{{Name: pod.Spec.Volumes[0].Name, MountPath: "/data"}},
+	}}
+	e.createPod(ctx, pod)
 	var out ran
 	gomega.Eventually(ctx, func(ctx context.Context) error {
 		got, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Get(ctx, name, metav1.GetOptions{})

@@ -357,7 +357,12 @@ func (e *env) patchAffinity(ctx context.Context, content string, ts []v1.Topolog
 
 // pod creates a pod holding the claims, restricted by selector.
 func (e *env) pod(ctx context.Context, name string, selector map[string]string, claims ...string) {
-	e.waitClaimsKnown(ctx, claims...)
+	e.createPod(ctx, newPod(name, selector, claims...))
+}
+
+// newPod is a pod of one pause container holding claims as volumes v0,
+// v1, ..., restricted by selector, and gone at once when deleted.
+func newPod(name string, selector map[string]string, claims ...string) *v1.Pod {
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1.PodSpec{
@@ -370,8 +375,18 @@ func (e *env) pod(ctx context.Context, name string, selector map[string]string, 
 		pod.Spec.Volumes = append(pod.Spec.Volumes, v1.Volume{Name: fmt.Sprintf("v%d", i), VolumeSource: v1.VolumeSource{
 			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: c}}})
 	}
+	return pod
+}
+
+// createPod creates pod once the controllers know its claims.
+func (e *env) createPod(ctx context.Context, pod *v1.Pod) {
+	var claims []string
+	for _, v := range pod.Spec.Volumes {
+		claims = append(claims, v.PersistentVolumeClaim.ClaimName)
+	}
+	e.waitClaimsKnown(ctx, claims...)
 	_, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Create(ctx, pod, metav1.CreateOptions{})
-	framework.ExpectNoError(err, "creating pod %s", name)
+	framework.ExpectNoError(err, "creating pod %s", pod.Name)
 }
 
 // waitClaimsKnown waits until kube-controller-manager's PV controller has

@@ -6,6 +6,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 	e2eskipper "k8s.io/kubernetes/test/e2e/framework/skipper"
 )
@@ -57,7 +58,7 @@ func defineGateOff(e *env) {
 
 		// The snapshotter, the provisioner and the scheduler have all
 		// handled the content since the patch: what the admin wrote stays.
-		got, err := e.f.DynamicClient.Resource(volumeSnapshotContents).Get(ctx, content.GetName(), metav1GetOptions)
+		got, err := e.f.DynamicClient.Resource(volumeSnapshotContents).Get(ctx, content.GetName(), metav1.GetOptions{})
 		framework.ExpectNoError(err)
 		gomega.Expect(nodeAffinity(got)).To(gomega.Equal(written),
 			"VolumeSnapshotContent %s spec.nodeAffinity changed after the restore; the admin wrote %v", content.GetName(), written)

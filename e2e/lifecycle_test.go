@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -207,9 +206,7 @@ func (e *env) lift(ctx context.Context, x *driverext.Exhaustion, fill []string) 
 		framework.Logf("lifted: deleted VolumeSnapshot %s", fill[0])
 		return
 	}
-	out, err := exec.CommandContext(ctx, "sh", "-c", x.LiftCommand).CombinedOutput()
-	framework.ExpectNoError(err, "driver ext exhaustion.liftCommand %q: %s", x.LiftCommand, out)
-	framework.Logf("lifted: %s: %s", x.LiftCommand, out)
+	runCommand(ctx, "exhaustion.liftCommand", x.LiftCommand)
 }
 
 func (e *env) liftTimeout(x *driverext.Exhaustion) time.Duration {

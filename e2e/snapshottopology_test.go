@@ -8,6 +8,7 @@ import (
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 	e2eskipper "k8s.io/kubernetes/test/e2e/framework/skipper"
 
@@ -71,12 +72,7 @@ func defineSnapshotTopology(e *env) {
 	})
 
 	ginkgo.It("scenario 2: places a pod restoring the snapshot (WaitForFirstConsumer) on a node its nodeAffinity allows", label, func(ctx context.Context) {
-		e.needSnapshotTopology()
-		content := e.sourceSnapshot(ctx, "s2-snapshot", e.ext.Segments[0], nil, terms(e.ext.Segments[0]))
-		affinity := nodeAffinity(content)
-		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity", content.GetName())
-		e.needNodesOutside(ctx, affinity)
-		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		affinity, sc := e.placementSnapshot(ctx, "s2-snapshot")
 		e.restoreInside(ctx, "s2-snapshot", sc, "restore", "consumer", affinity)
 	})
 
@@ -115,12 +111,7 @@ func defineSnapshotTopology(e *env) {
 	})
 
 	ginkgo.It("scenario 5: places the pod in the snapshot's segment on each of 5 repetitions when nodes span several segments", label, func(ctx context.Context) {
-		e.needSnapshotTopology()
-		content := e.sourceSnapshot(ctx, "s5-snapshot", e.ext.Segments[0], nil, terms(e.ext.Segments[0]))
-		affinity := nodeAffinity(content)
-		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity", content.GetName())
-		e.needNodesOutside(ctx, affinity)
-		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		affinity, sc := e.placementSnapshot(ctx, "s5-snapshot")
 		for i := 1; i <= 5; i++ {
 			node := e.restoreInside(ctx, "s5-snapshot", sc, claimName("restore", i), claimName("consumer", i), affinity)
 			framework.Logf("repetition %d: pod on node %s", i, node.Name)
@@ -183,7 +174,7 @@ func defineSnapshotTopology(e *env) {
 		// deferring to a CSI driver failure" (which knows neither name).
 		ev := e.waitEvent(ctx, "impossible", "a Warning naming s12-snapshot or its content", warningNaming("s12-snapshot", content.GetName()))
 		framework.Logf("Warning %s: %s", ev.Reason, ev.Message)
-		claim, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, "impossible", metav1GetOptions)
+		claim, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, "impossible", metav1.GetOptions{})
 		framework.ExpectNoError(err)
 		gomega.Expect(claim.Status.Phase).To(gomega.Equal(v1.ClaimPending), "PVC impossible")
 		gomega.Expect(claim.Spec.VolumeName).To(gomega.BeEmpty(), "PVC impossible got a volume in a StorageClass disjoint from its snapshot")
@@ -202,4 +193,17 @@ func defineSnapshotTopology(e *env) {
 		framework.Logf("FailedScheduling: %s", ev.Message)
 		e.expectUnscheduled(ctx, "both")
 	})
+}
+
+// placementSnapshot is how the placement scenarios start: a snapshot
+// whose class allows only the first segment, its nodeAffinity (which must
+// not be empty), a skip unless nodes outside it tell placement from chance,
+// and a WaitForFirstConsumer class to restore into.
+func (e *env) placementSnapshot(ctx context.Context, name string) (affinity []v1.TopologySelectorTerm, class string) {
+	e.needSnapshotTopology()
+	content := e.sourceSnapshot(ctx, name, e.ext.Segments[0], nil, terms(e.ext.Segments[0]))
+	affinity = nodeAffinity(content)
+	gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity", content.GetName())
+	e.needNodesOutside(ctx, affinity)
+	return affinity, e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
 }

@@ -6,12 +6,9 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	storagev1 "k8s.io/api/storage/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 	e2eskipper "k8s.io/kubernetes/test/e2e/framework/skipper"
 )
-
-var metav1GetOptions = metav1.GetOptions{}
 
 func defineTopology(e *env) {
 	label := ginkgo.Label(labelTopology)

@@ -7,12 +7,13 @@
 //
 // The pieces, one package each:
 //
-//	spec     the cluster file: regions, zones, nodes, attach limits, which nodes have the driver, extra drivers
-//	pki      certificates and kubeconfigs
-//	proc     child processes: start detached with a log each, stop in reverse order, leave none behind
-//	objects  what is installed into the API: CRDs, CSIDriver, classes, RBAC, nodes
-//	kubelet  the kubelet stand-in: node plugins in one process, registered the way kubelet would
-//	cluster  up and down: the order, the readiness checks, the progress output
+//	spec         the cluster file: regions, zones, nodes, attach limits, which nodes have the driver, extra drivers
+//	pki          certificates and kubeconfigs
+//	proc         child processes: start detached with a log each, stop in reverse order, leave none behind
+//	objects      what is installed into the API: CRDs, CSIDriver, classes, RBAC, nodes
+//	kubelet      the kubelet stand-in: node plugins in one process, registered the way kubelet would
+//	cluster      up and down: the order, the readiness checks, the progress output
+//	clustertest  the test kit: a cluster per test (build tag livecluster), the objects tests create, the waits
 //
 // The command is cmd/zonepath-cluster; make fakezones-up runs it.
 package fakezones

@@ -4,7 +4,7 @@
 # _output/conformance/:
 #   1. hack/sanity.sh: upstream csi-sanity and zonepath-sanity against
 #      bin/zonepath on a socket (sanity/);
-#   2. the fake-zones cluster tests (go test -tags fakezones ./fakezones/...):
+#   2. the fake-zones cluster tests (go test -tags livecluster ./fakezones/...):
 #      6-node and 300-node clusters up and down, a zonal PVC provisioned in
 #      its zone by the real provisioner, a VolumeSnapshot ReadyToUse through
 #      the real snapshot-controller, an extra driver, no process left after
@@ -55,7 +55,7 @@ echo "conformance: [1/6] sanity of bin/zonepath on its own"
 SANITY_OUT="$out/sanity" hack/sanity.sh
 
 echo "conformance: [2/6] fake-zones cluster tests"
-ZONEPATH_BIN="$PWD/bin" go test -tags fakezones -count=1 -v ./fakezones/... 2>&1 | tee "$out/fakezones-test.txt"
+ZONEPATH_BIN="$PWD/bin" go test -tags livecluster -count=1 -v ./fakezones/... 2>&1 | tee "$out/fakezones-test.txt"
 
 echo "conformance: [3/6] zonepath-sanity against the driver in a fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$cluster" --config hack/conformance/cluster.yaml --rbac deploy/rbac

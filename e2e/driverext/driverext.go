@@ -1,8 +1,3 @@
-// Package driverext reads the zonepath e2e suite's driver extension file:
-// what a driver and its cluster can do that the upstream external-storage
-// driver file (-storage.testdriver) cannot say. It is parsed strictly: an
-// unknown or misspelt key is an error naming the key, where upstream's
-// loader would silently ignore it and skip the specs it guards.
 package driverext
 
 import (
@@ -10,7 +5,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,8 +61,9 @@ type Exhaustion struct {
 	// and lifts the condition by deleting one of them. 0: the segment is
 	// exhausted from the start and LiftCommand lifts it.
 	ExhaustAfter int `json:"exhaustAfter,omitempty"`
-	// LiftCommand is run with sh -c to lift a segment exhausted from the
-	// start (ExhaustAfter 0), for example by raising a quota.
+	// LiftCommand is run with sh -c and KUBECONFIG set to the suite's
+	// kubeconfig to lift a segment exhausted from the start (ExhaustAfter
+	// 0), for example by raising a quota.
 	LiftCommand string `json:"liftCommand,omitempty"`
 	// LiftTimeout bounds the wait for the snapshot to become ready after
 	// the lift; default the driver file's Timeouts.ClaimProvision.
@@ -87,14 +82,9 @@ type Segment map[string]string
 
 // String is the segment as key=value pairs, keys sorted.
 func (s Segment) String() string {
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + s[k]
+	parts := make([]string, 0, len(s))
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		parts = append(parts, k+"="+s[k])
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }

@@ -269,3 +269,15 @@ func TestExampleFiles(t *testing.T) {
 		})
 	}
 }
+
+func TestSegmentString(t *testing.T) {
+	for want, s := range map[string]Segment{
+		"{}":                   {},
+		"{r=1,z=a}":            {"z": "a", "r": "1"},
+		"{a=,topology/zone=b}": {"topology/zone": "b", "a": ""},
+	} {
+		if got := s.String(); got != want {
+			t.Errorf("%#v.String() = %s, want %s", s, got, want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-//go:build fakezones
+//go:build livecluster
 
 // The tests in this file start real clusters from the binaries in
 // ZONEPATH_BIN (default: the repository's bin/, after make components
@@ -11,17 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	v1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 
-	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/fakezones/clustertest"
 	"github.com/zonepath/zonepath/fakezones/objects"
 	"github.com/zonepath/zonepath/fakezones/spec"
@@ -64,85 +57,15 @@ func TestThreeZonesTwoNodes(t *testing.T) {
 	}
 
 	t.Run("Immediate PVC restricted to zone-a is provisioned in zone-a", func(t *testing.T) {
-		pv := provision(t, u, "zonepath-zone-a")
+		pv := u.Provision(t, "zonepath-zone-a", "")
 		terms := pv.Spec.NodeAffinity.Required.NodeSelectorTerms
 		if len(terms) != 1 || !strings.Contains(fmt.Sprint(terms[0]), "zone-a") || strings.Contains(fmt.Sprint(terms[0]), "zone-b") {
 			t.Fatalf("PV %s nodeAffinity = %v, want zone-a only", pv.Name, terms)
 		}
 		t.Run("its VolumeSnapshot becomes ReadyToUse", func(t *testing.T) {
-			snapshot(t, u, pv.Spec.ClaimRef.Name)
+			u.Snapshot(t, pv.Spec.ClaimRef.Name)
 		})
 	})
-}
-
-func provision(t *testing.T, u *clustertest.Cluster, class string) *v1.PersistentVolume {
-	return provisionFrom(t, u, class, "")
-}
-
-// provisionFrom provisions a claim of class, restored from the
-// VolumeSnapshot of that name in "default" when snapshot is not empty.
-func provisionFrom(t *testing.T, u *clustertest.Cluster, class, snapshot string) *v1.PersistentVolume {
-	ctx := context.Background()
-	pvc := &v1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "pvc-" + class, Namespace: "default"},
-		Spec: v1.PersistentVolumeClaimSpec{
-			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-			StorageClassName: ptr.To(class),
-			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
-		},
-	}
-	if snapshot != "" {
-		pvc.Spec.DataSource = &v1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: "VolumeSnapshot", Name: snapshot}
-	}
-	if _, err := u.Kube.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var pv *v1.PersistentVolume
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := u.Kube.CoreV1().PersistentVolumeClaims("default").Get(ctx, pvc.Name, metav1.GetOptions{})
-		if err != nil || got.Spec.VolumeName == "" || got.Status.Phase != v1.ClaimBound {
-			return false, nil
-		}
-		pv, err = u.Kube.CoreV1().PersistentVolumes().Get(ctx, got.Spec.VolumeName, metav1.GetOptions{})
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("PVC %s not bound: %v; provisioner log:\n%s", pvc.Name, err, u.Log("provisioner", 20))
-	}
-	return pv
-}
-
-// snapshot takes a VolumeSnapshot of pvc in the default class of its
-// driver and returns its content once ReadyToUse.
-func snapshot(t *testing.T, u *clustertest.Cluster, pvc string) *unstructured.Unstructured {
-	ctx := context.Background()
-	vs := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": snapshotapi.Group + "/v1", "kind": "VolumeSnapshot",
-		"metadata": map[string]any{"name": "snap-" + pvc, "namespace": "default"},
-		"spec":     map[string]any{"source": map[string]any{"persistentVolumeClaimName": pvc}},
-	}}
-	res := u.Dynamic.Resource(snapshotapi.VolumeSnapshots).Namespace("default")
-	if _, err := res.Create(ctx, vs, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var content *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := res.Get(ctx, vs.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		ready, _, _ := unstructured.NestedBool(got.Object, "status", "readyToUse")
-		bound, _, _ := unstructured.NestedString(got.Object, "status", "boundVolumeSnapshotContentName")
-		if !ready || bound == "" {
-			return false, nil
-		}
-		content, err = u.Dynamic.Resource(snapshotapi.VolumeSnapshotContents).Get(ctx, bound, metav1.GetOptions{})
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("VolumeSnapshot not ReadyToUse: %v; snapshotter log:\n%s", err, u.Log("snapshotter", 20))
-	}
-	return content
 }
 
 // An extra driver runs beside zonepath: registered on every node with the
@@ -180,11 +103,11 @@ func TestExtraDriver(t *testing.T) {
 		t.Errorf("the summary does not name %s:\n%s", extra, u.Summary())
 	}
 
-	pv := provision(t, u, extra+"-zone-a")
+	pv := u.Provision(t, extra+"-zone-a", "")
 	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != extra {
 		t.Fatalf("PV %s of class %s-zone-a is not the extra driver's: %+v", pv.Name, extra, pv.Spec.CSI)
 	}
-	content := snapshot(t, u, pv.Spec.ClaimRef.Name)
+	content := u.Snapshot(t, pv.Spec.ClaimRef.Name)
 	if d, _, _ := unstructured.NestedString(content.Object, "spec", "driver"); d != extra {
 		t.Fatalf("VolumeSnapshotContent %s driver = %q, want %s", content.GetName(), d, extra)
 	}
@@ -192,15 +115,11 @@ func TestExtraDriver(t *testing.T) {
 		t.Fatalf("VolumeSnapshotContent %s nodeAffinity = %v; the driver has no SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", content.GetName(), a)
 	}
 	// The cluster's zonal classes are all zone-a's; this one is zone-b's.
-	zoneB := &storagev1.StorageClass{
-		ObjectMeta: metav1.ObjectMeta{Name: extra + "-zone-b"}, Provisioner: extra,
-		AllowedTopologies: []v1.TopologySelectorTerm{{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{
-			{Key: objects.ZoneLabel, Values: []string{"zone-b"}}}}},
-	}
+	zoneB := clustertest.ZonalStorageClass(extra+"-zone-b", extra, "zone-b")
 	if _, err := u.Kube.StorageV1().StorageClasses().Create(ctx, zoneB, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	restored := provisionFrom(t, u, zoneB.Name, "snap-"+pv.Spec.ClaimRef.Name)
+	restored := u.Provision(t, zoneB.Name, "snap-"+pv.Spec.ClaimRef.Name)
 	if !strings.Contains(fmt.Sprint(restored.Spec.NodeAffinity.Required.NodeSelectorTerms), "zone-b") {
 		t.Fatalf("restored PV %s nodeAffinity = %v, want zone-b", restored.Name, restored.Spec.NodeAffinity.Required.NodeSelectorTerms)
 	}

@@ -201,14 +201,14 @@ func (u *up) sidecarsOn(prefix, socket string, election []string) []component {
 	common := append([]string{"--csi-address=" + socket, "--kubeconfig=" + u.kubeconfigOf(saController), "--v=2"}, election...)
 	pick := func(name, ours, upstream string) component {
 		if u.has(ours) {
-			return component{name: prefix + name, bin: ours, args: append(slicesClone(common), "--feature-gates="+u.o.FeatureGates)}
+			return component{name: prefix + name, bin: ours, args: append(slices.Clone(common), "--feature-gates="+u.o.FeatureGates)}
 		}
-		return component{name: prefix + name, bin: upstream, args: slicesClone(common)}
+		return component{name: prefix + name, bin: upstream, args: slices.Clone(common)}
 	}
 	return []component{
 		pick("provisioner", "zonepath-provisioner", "csi-provisioner"),
 		pick("snapshotter", "zonepath-snapshotter", "csi-snapshotter"),
-		{name: prefix + "attacher", bin: "csi-attacher", args: slicesClone(common)},
+		{name: prefix + "attacher", bin: "csi-attacher", args: slices.Clone(common)},
 	}
 }
 
@@ -272,9 +272,3 @@ func (u *up) kubeletStandIn() component {
 		"--data-dir=" + u.w.path("driver", "data"), "--v=2",
 	}}
 }
-
-// NodeSocket is the node plugin socket of a node in a cluster's work
-// directory.
-func NodeSocket(workDir, node string) string { return kubelet.SocketPath(workDir, node) }
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }

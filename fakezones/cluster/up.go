@@ -1,9 +1,3 @@
-// Package cluster brings a fake-zones cluster up and down: certificates,
-// etcd, kube-apiserver, then every other component at once, the objects
-// the cluster needs, and readiness checks that fail fast with the log of
-// whichever component died. Every started process is recorded in the
-// work directory's cluster.json as soon as it starts, so a failed or
-// interrupted start, and any later "down", stop exactly what was started.
 package cluster
 
 import (

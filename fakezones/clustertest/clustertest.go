@@ -1,7 +1,3 @@
-// Package clustertest starts fake-zones clusters for tests that need a
-// real API server: the cluster tests themselves and the controllers'
-// integration tests. Every cluster is stopped when its test ends, and the
-// test fails if any process of it is left behind.
 package clustertest
 
 import (

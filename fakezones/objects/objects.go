@@ -1,8 +1,3 @@
-// Package objects installs what a fake-zones cluster needs in its API:
-// the snapshot CRDs, a CSIDriver per driver, StorageClasses and
-// VolumeSnapshotClasses for each binding mode with and without
-// allowedTopologies, the RBAC the scheduler plugin needs, and the kwok
-// nodes themselves.
 package objects
 
 import (
@@ -79,13 +74,8 @@ func ReadCRDs(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // InstallCRDs creates crds and waits until each is established, so that
 // objects of its kinds can be created right after.
 func InstallCRDs(ctx context.Context, c Clients, crds []*apiextensionsv1.CustomResourceDefinition) error {
-	for _, crd := range crds {
-		if err := create(ctx, "CRD "+crd.Name, func() error {
-			_, err := c.Extensions.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
-			return err
-		}); err != nil {
-			return err
-		}
+	if err := createAll(ctx, "CRD", crds, c.Extensions.ApiextensionsV1().CustomResourceDefinitions().Create); err != nil {
+		return err
 	}
 	for _, crd := range crds {
 		if err := waitEstablished(ctx, c, crd.Name); err != nil {
@@ -125,35 +115,45 @@ func waitEstablished(ctx context.Context, c Clients, name string) error {
 	})
 }
 
-// create runs fn and treats AlreadyExists as success, so that installing
-// into a cluster that has the object is not an error.
-func create(ctx context.Context, what string, fn func() error) error {
-	if err := fn(); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating %s: %w", what, err)
+// create creates obj with a client's Create and treats AlreadyExists as
+// success, so that installing into a cluster that has the object is not
+// an error; kind names the object in the error.
+func create[T metav1.Object](ctx context.Context, kind string, obj T, createFn func(context.Context, T, metav1.CreateOptions) (T, error)) error {
+	if _, err := createFn(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %s %s: %w", kind, obj.GetName(), err)
 	}
 	return nil
 }
 
-// InstallStorage creates the CSIDrivers and the StorageClasses.
-func InstallStorage(ctx context.Context, c Clients, cl *spec.Cluster) error {
-	for _, name := range cl.Drivers() {
-		driver := CSIDriver(name)
-		if err := create(ctx, "CSIDriver "+name, func() error {
-			_, err := c.Kube.StorageV1().CSIDrivers().Create(ctx, driver, metav1.CreateOptions{})
-			return err
-		}); err != nil {
-			return err
-		}
-	}
-	for _, sc := range StorageClasses(cl) {
-		if err := create(ctx, "StorageClass "+sc.Name, func() error {
-			_, err := c.Kube.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
-			return err
-		}); err != nil {
+// createAll creates objs in order, stopping at the first error.
+func createAll[T metav1.Object](ctx context.Context, kind string, objs []T, createFn func(context.Context, T, metav1.CreateOptions) (T, error)) error {
+	for _, obj := range objs {
+		if err := create(ctx, kind, obj, createFn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// perDriver is what of gives for every driver of cl, in cl.Drivers' order.
+func perDriver[T any](cl *spec.Cluster, of func(cl *spec.Cluster, driver string) []T) []T {
+	var out []T
+	for _, driver := range cl.Drivers() {
+		out = append(out, of(cl, driver)...)
+	}
+	return out
+}
+
+// InstallStorage creates the CSIDrivers and the StorageClasses.
+func InstallStorage(ctx context.Context, c Clients, cl *spec.Cluster) error {
+	var drivers []*storagev1.CSIDriver
+	for _, name := range cl.Drivers() {
+		drivers = append(drivers, CSIDriver(name))
+	}
+	if err := createAll(ctx, "CSIDriver", drivers, c.Kube.StorageV1().CSIDrivers().Create); err != nil {
+		return err
+	}
+	return createAll(ctx, "StorageClass", StorageClasses(cl), c.Kube.StorageV1().StorageClasses().Create)
 }
 
 // CSIDriver is the CSIDriver object of every zonepath instance.
@@ -182,11 +182,7 @@ func classPrefix(driver string) string {
 // <name>-<first zone> restricted to the first zone; the prefix is
 // classPrefix. zonepath-wffc is the default class.
 func StorageClasses(cl *spec.Cluster) []*storagev1.StorageClass {
-	var out []*storagev1.StorageClass
-	for _, driver := range cl.Drivers() {
-		out = append(out, storageClasses(cl, driver)...)
-	}
-	return out
+	return perDriver(cl, storageClasses)
 }
 
 func storageClasses(cl *spec.Cluster, driver string) []*storagev1.StorageClass {
@@ -229,25 +225,18 @@ func zoneTerm(cl *spec.Cluster, i int) v1.TopologySelectorTerm {
 // allowedTopologies for the first zone, and <prefix>-region taking
 // region-wide snapshots; the prefix is classPrefix.
 func InstallSnapshotClasses(ctx context.Context, c Clients, cl *spec.Cluster) error {
-	for _, vsc := range SnapshotClasses(cl) {
-		if err := create(ctx, "VolumeSnapshotClass "+vsc.GetName(), func() error {
-			_, err := c.Dynamic.Resource(snapshotapi.VolumeSnapshotClasses).Create(ctx, vsc, metav1.CreateOptions{})
-			return err
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
+	// A dynamic client's Create takes subresources too.
+	classes := c.Dynamic.Resource(snapshotapi.VolumeSnapshotClasses)
+	return createAll(ctx, "VolumeSnapshotClass", SnapshotClasses(cl),
+		func(ctx context.Context, vsc *unstructured.Unstructured, o metav1.CreateOptions) (*unstructured.Unstructured, error) {
+			return classes.Create(ctx, vsc, o)
+		})
 }
 
 // SnapshotClasses are the VolumeSnapshotClasses InstallSnapshotClasses
 // creates, unstructured because allowedTopologies is not in the typed API.
 func SnapshotClasses(cl *spec.Cluster) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, driver := range cl.Drivers() {
-		out = append(out, snapshotClasses(cl, driver)...)
-	}
-	return out
+	return perDriver(cl, snapshotClasses)
 }
 
 func snapshotClasses(cl *spec.Cluster, driver string) []*unstructured.Unstructured {
@@ -293,16 +282,10 @@ func InstallRBAC(ctx context.Context, c Clients) error {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: SchedulerUser}},
 	}
-	if err := create(ctx, "ClusterRole "+role.Name, func() error {
-		_, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
-		return err
-	}); err != nil {
+	if err := create(ctx, "ClusterRole", role, c.Kube.RbacV1().ClusterRoles().Create); err != nil {
 		return err
 	}
-	return create(ctx, "ClusterRoleBinding "+binding.Name, func() error {
-		_, err := c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
-		return err
-	})
+	return create(ctx, "ClusterRoleBinding", binding, c.Kube.RbacV1().ClusterRoleBindings().Create)
 }
 
 // CreateNodes creates the cluster's kwok nodes, zone-labelled, a few at a
@@ -315,11 +298,7 @@ func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster) error {
 	for range workers {
 		wg.Go(func() {
 			for n := range work {
-				node := Node(n)
-				errs <- create(ctx, "Node "+n.Name, func() error {
-					_, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-					return err
-				})
+				errs <- create(ctx, "Node", Node(n), c.Kube.CoreV1().Nodes().Create)
 			}
 		})
 	}

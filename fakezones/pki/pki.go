@@ -1,7 +1,3 @@
-// Package pki makes the fake-zones cluster's certificates and
-// kubeconfigs: one CA, the API server's serving certificate, a client
-// certificate per identity, and the service-account signing key pair.
-// ECDSA P-256 keeps a fresh set under 50 ms, so every "up" makes its own.
 package pki
 
 import (

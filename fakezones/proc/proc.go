@@ -1,11 +1,3 @@
-// Package proc starts the fake-zones cluster's components as detached
-// child processes, each in its own process group with its own log file,
-// and stops them again, so that the cluster outlives the command that
-// started it and "down" - from any later command - leaves nothing behind.
-//
-// A process is identified by its PID and its start time (field 22 of
-// /proc/PID/stat): a PID alone could have been reused by an unrelated
-// process since the cluster was started, and down must never signal that.
 package proc
 
 import (
@@ -108,6 +100,9 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
 // killGroup makes sure nothing the process started outlives it.
 func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
+// wait says whether the process is gone within d. It is a hand-written
+// poll, not wait.PollUntilContextTimeout, because a child of this process
+// also wakes it the moment it exits (exitedOrNever).
 func (p *Process) wait(ctx context.Context, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {

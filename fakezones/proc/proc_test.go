@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 func start(t *testing.T, script string) *Process {
@@ -27,14 +29,12 @@ func TestStopEndsTheGroup(t *testing.T) {
 	child := filepath.Join(dir, "child.pid")
 	p := start(t, "sleep 60 & echo $! > "+child+"; wait")
 	var pid int
-	deadline := time.Now().Add(5 * time.Second)
-	for pid == 0 && time.Now().Before(deadline) {
+	if err := poll(5*time.Second, func() bool {
 		data, _ := os.ReadFile(child)
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		time.Sleep(10 * time.Millisecond)
-	}
-	if pid == 0 {
-		t.Fatal("the child never started")
+		return pid != 0
+	}); err != nil {
+		t.Fatalf("the child never started: %v", err)
 	}
 	if !p.Alive() {
 		t.Fatal("the process is not alive after start")
@@ -47,7 +47,7 @@ func TestStopEndsTheGroup(t *testing.T) {
 	}
 	childProc := &Process{Name: "child", PID: pid}
 	childProc.StartTime, _ = startTime(pid)
-	if err := waitGone(childProc); err != nil {
+	if err := poll(3*time.Second, func() bool { return gone(childProc.PID) }); err != nil {
 		t.Fatalf("the child %d survived its group's Stop", pid)
 	}
 	if err := p.Stop(context.Background(), time.Second); err != nil {
@@ -55,15 +55,16 @@ func TestStopEndsTheGroup(t *testing.T) {
 	}
 }
 
-func waitGone(p *Process) error {
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat("/proc/" + strconv.Itoa(p.PID)); err != nil || zombie(p.PID) {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return os.ErrExist
+// poll checks done every 10ms until it holds or timeout passes.
+func poll(timeout time.Duration, done func() bool) error {
+	return wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, timeout, true,
+		func(context.Context) (bool, error) { return done(), nil })
+}
+
+// gone says whether pid has exited (or is a zombie nobody reaps).
+func gone(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err != nil || zombie(pid)
 }
 
 // A process that ignores SIGTERM is killed after the grace period.

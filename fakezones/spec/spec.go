@@ -1,9 +1,8 @@
-// Package spec reads the fake-zones cluster file and expands it into named
-// regions, zones and nodes, and into the zonepath driver's topology file.
 package spec
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -199,7 +198,9 @@ func (f File) validate() error {
 	if err := f.validateExtraDrivers(); err != nil {
 		return err
 	}
-	for zone, quota := range f.SnapshotQuotas {
+	// In key order, so that a file with several bad quotas always names the same first.
+	for _, zone := range slices.Sorted(maps.Keys(f.SnapshotQuotas)) {
+		quota := f.SnapshotQuotas[zone]
 		if !f.hasZone(zone) {
 			return fmt.Errorf("snapshotQuotas: %q is not a zone of this cluster (%s to %s)", zone, ZoneName(0), ZoneName(f.Zones-1))
 		}

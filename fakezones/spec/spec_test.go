@@ -13,10 +13,9 @@ import (
 
 func TestExpand(t *testing.T) {
 	cases := []struct {
-		name    string
-		file    File
-		wantErr string
-		check   func(t *testing.T, c *Cluster)
+		name  string
+		file  File
+		check func(t *testing.T, c *Cluster)
 	}{
 		{name: "defaults", check: func(t *testing.T, c *Cluster) {
 			if c.Regions != 1 || c.Zones != 3 || c.NodesPerZone != 2 || len(c.Nodes) != 6 {
@@ -73,6 +72,25 @@ func TestExpand(t *testing.T) {
 				t.Fatalf("Drivers() = %s", got)
 			}
 		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.file.Expand()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+// TestExpandErrors: every bad value is an error naming its key.
+func TestExpandErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		file    File
+		wantErr string
+	}{
 		{name: "extra driver without name", file: File{ExtraDrivers: []ExtraDriver{{}}}, wantErr: "extraDrivers[0].name: a CSI driver name is required"},
 		{name: "extra driver named like the main one", file: File{ExtraDrivers: []ExtraDriver{{Name: "zonepath.csi.dev"}}}, wantErr: `extraDrivers[0].name: "zonepath.csi.dev" is already a driver of this cluster`},
 		{name: "extra driver twice", file: File{ExtraDrivers: []ExtraDriver{{Name: "a.dev"}, {Name: "a.dev"}}}, wantErr: `extraDrivers[1].name: "a.dev" is already`},
@@ -96,17 +114,9 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := tc.file.Expand()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
+			if _, err := tc.file.Expand(); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc.check(t, c)
 		})
 	}
 }
@@ -152,17 +162,17 @@ func TestLoad(t *testing.T) {
 	if err != nil || len(c.Nodes) != 2 || c.Nodes[1].RegisterAfter != 5*time.Second {
 		t.Fatalf("Load = %+v, %v", c, err)
 	}
-	typo := filepath.Join(dir, "typo.yaml")
-	os.WriteFile(typo, []byte("zone: 2\n"), 0o644)
-	if _, err := Load(typo); err == nil || !strings.Contains(err.Error(), `unknown field "zone"`) {
-		t.Fatalf("a misspelt field gave %v, want an unknown-field error", err)
-	}
-	typo = filepath.Join(dir, "extra-typo.yaml")
-	os.WriteFile(typo, []byte("extraDrivers:\n- name: nocap.zonepath.csi.dev\n  disableCapability: [SNAPSHOT_ACCESSIBILITY_CONSTRAINTS]\n"), 0o644)
-	if _, err := Load(typo); err == nil || !strings.Contains(err.Error(), `unknown field "disableCapability"`) {
-		t.Fatalf("a misspelt extraDrivers field gave %v, want an unknown-field error naming it", err)
-	}
-	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "reading cluster file") {
-		t.Fatalf("a missing file gave %v", err)
+	for file, tc := range map[string]struct{ content, wantErr string }{
+		"typo.yaml":       {"zone: 2\n", `unknown field "zone"`},
+		"extra-typo.yaml": {"extraDrivers:\n- name: nocap.zonepath.csi.dev\n  disableCapability: [SNAPSHOT_ACCESSIBILITY_CONSTRAINTS]\n", `unknown field "disableCapability"`},
+		"missing.yaml":    {"", "reading cluster file"},
+	} {
+		path := filepath.Join(dir, file)
+		if tc.content != "" {
+			os.WriteFile(path, []byte(tc.content), 0o644)
+		}
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("Load(%s) = %v, want an error containing %q", file, err, tc.wantErr)
+		}
 	}
 }

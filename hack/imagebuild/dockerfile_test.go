@@ -107,16 +107,7 @@ ENTRYPOINT ["/usr/local/bin/b", "-v"]
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkDockerfile(tc.dockerfile, []string{"a", "b"})
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-			}
+			wantedErr(t, checkDockerfile(tc.dockerfile, []string{"a", "b"}), tc.wantErr)
 		})
 	}
 }

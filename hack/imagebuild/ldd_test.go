@@ -2,7 +2,6 @@ package main
 
 import (
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -25,14 +24,11 @@ func TestParseLdd(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseLdd(tc.out)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
+			if wantedErr(t, err, tc.wantErr) {
 				return
 			}
-			if err != nil || !slices.Equal(got, tc.want) {
-				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -1,9 +1,3 @@
-// Command imagebuild builds zonepath's container images without a Docker
-// daemon (make images): the binaries make build and make components left in
-// bin/, on a base of Debian bookworm's libc6, with busybox-static's mount
-// for the node plugin; plus offline stand-ins for the upstream images the
-// manifests name. Each image becomes a docker-archive tarball (docker load,
-// kind load image-archive) listed in images.txt. See README.md.
 package main
 
 import (

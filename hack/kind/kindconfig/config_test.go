@@ -3,10 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 )
 
@@ -88,14 +89,14 @@ func TestGenerate(t *testing.T) {
 				t.Fatal(err)
 			}
 			Generate(c, "/repo", tc.w)
-			if got := c.Nodes[0].ExtraMounts; !reflect.DeepEqual(got, tc.wantMounts) {
-				t.Errorf("mounts = %+v, want %+v", got, tc.wantMounts)
+			if diff := cmp.Diff(tc.wantMounts, c.Nodes[0].ExtraMounts); diff != "" {
+				t.Errorf("mounts (-want +got):\n%s", diff)
 			}
-			if !reflect.DeepEqual(c.ContainerdConfigPatches, tc.wantContainerd) {
-				t.Errorf("containerdConfigPatches = %q, want %q", c.ContainerdConfigPatches, tc.wantContainerd)
+			if diff := cmp.Diff(tc.wantContainerd, c.ContainerdConfigPatches); diff != "" {
+				t.Errorf("containerdConfigPatches (-want +got):\n%s", diff)
 			}
-			if !reflect.DeepEqual(c.KubeadmConfigPatches, tc.wantKubeadm) {
-				t.Errorf("kubeadmConfigPatches = %q, want %q", c.KubeadmConfigPatches, tc.wantKubeadm)
+			if diff := cmp.Diff(tc.wantKubeadm, c.KubeadmConfigPatches); diff != "" {
+				t.Errorf("kubeadmConfigPatches (-want +got):\n%s", diff)
 			}
 			if c.Networking.DisableDefaultCNI != tc.wantNoCNI {
 				t.Errorf("disableDefaultCNI = %v, want %v", c.Networking.DisableDefaultCNI, tc.wantNoCNI)
@@ -138,7 +139,7 @@ func TestCommittedConfigs(t *testing.T) {
 					zones = append(zones, n.Labels["topology.kubernetes.io/region"]+"/"+n.Labels["topology.kubernetes.io/zone"])
 				}
 			}
-			if controlPlanes != 1 || !reflect.DeepEqual(zones, want) {
+			if controlPlanes != 1 || !slices.Equal(zones, want) {
 				t.Errorf("%d control planes, worker zones %v; want 1 and %v", controlPlanes, zones, want)
 			}
 		})

@@ -1,9 +1,11 @@
+// Unit tests of the suite's helpers that need no cluster: go test ./e2e
+// runs them without --kubeconfig.
 package e2e
 
 import (
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/zonepath/zonepath/e2e/driverext"
@@ -56,12 +58,24 @@ func TestCrossTerm(t *testing.T) {
 		{Key: "region", Values: []string{"r1", "r2"}},
 		{Key: "zone", Values: []string{"a", "b", "c"}},
 	}}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("crossTerm = %v, want %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("crossTerm (-want +got):\n%s", diff)
 	}
 	for _, node := range []map[string]string{{"region": "r2", "zone": "a"}, {"region": "r1", "zone": "b"}} {
 		if !termsMatch(got, node) {
 			t.Errorf("the cross product excludes %v", node)
 		}
+	}
+}
+
+// newPod holds each claim as its own volume, in order.
+func TestNewPodVolumes(t *testing.T) {
+	pod := newPod("p", nil, "restore", "other")
+	var got []string
+	for _, v := range pod.Spec.Volumes {
+		got = append(got, v.Name+"="+v.PersistentVolumeClaim.ClaimName)
+	}
+	if diff := cmp.Diff([]string{"v0=restore", "v1=other"}, got); diff != "" {
+		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
 }
