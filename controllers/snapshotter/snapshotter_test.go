@@ -15,11 +15,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clienttesting "k8s.io/client-go/testing"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 
 	"github.com/zonepath/zonepath/controllers/features"
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
@@ -261,7 +263,7 @@ func TestRecordedTopologyIsLossless(t *testing.T) {
 		region, zone string
 		want         bool
 	}{{"r1", "a", true}, {"r2", "b", true}, {"r2", "a", false}, {"r1", "b", false}} {
-		if got := topology.Matches(affinity, map[string]string{regionKey: n.region, zoneKey: n.zone}); got != n.want {
+		if got := v1helper.MatchTopologySelectorTerms(affinity, labels.Set{regionKey: n.region, zoneKey: n.zone}); got != n.want {
 			t.Errorf("node {%s,%s} matches = %v, want %v (nodeAffinity %v)", n.region, n.zone, got, n.want, affinity)
 		}
 	}

@@ -115,15 +115,15 @@ func TestNotFolded(t *testing.T) {
 		{node(zk, "a"), false},
 	}
 	for _, n := range nodes {
-		if Matches(got, n.labels) != n.want {
-			t.Errorf("Matches(%s, %s) = %v, want %v", fmtTerms(got), fmtLabels(n.labels), !n.want, n.want)
+		if matches(got, n.labels) != n.want {
+			t.Errorf("matches(%s, %s) = %v, want %v", fmtTerms(got), fmtLabels(n.labels), !n.want, n.want)
 		}
 	}
 	// The folded form the upstream PR produces does admit {r2,a}; this
-	// guards the check above against a Matches that rejects everything.
+	// guards the check above against a matcher that rejects everything.
 	folded := terms(term(expr(rk, "r1", "r2"), expr(zk, "a", "b")))
-	if !Matches(folded, node(rk, "r2", zk, "a")) {
-		t.Fatal("folded term should admit {r2,a}: Matches is broken")
+	if !matches(folded, node(rk, "r2", zk, "a")) {
+		t.Fatal("folded term should admit {r2,a}: matches is broken")
 	}
 }
 

@@ -112,7 +112,7 @@ func TestIntersectEmptyIsNotUnconstrained(t *testing.T) {
 		t.Fatalf("Intersect = %s, ok=%v, err=%v; want ok=false", fmtTerms(got), ok, err)
 	}
 	for _, n := range universe() {
-		if resultMatches(got, ok, n) {
+		if resultMatcher(got, ok)(n) {
 			t.Fatalf("empty intersection admits %s", fmtLabels(n))
 		}
 	}

@@ -67,16 +67,14 @@ func TestPropertyFromCSIAdmitsExactlyTheSegments(t *testing.T) {
 	for range propertyRuns {
 		in := randSegments(r, 6)
 		if len(in) == 0 {
-			continue // no constraint: covered by TestMatches
+			continue // no constraint: covered by TestMatchSemantics
 		}
 		ts, err := FromCSI(in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range nodes {
-			if got, want := Matches(ts, n), inAnySegment(in, n); got != want {
-				t.Fatalf("segments %s, node %s: Matches = %v, in a segment = %v", fmtSegs(in), fmtLabels(n), got, want)
-			}
+		if n, got, ok := disagreement(nodes, matcher(ts), segmentsMatcher(in)); ok {
+			t.Fatalf("segments %s, node %s: matches = %v, in a segment = %v", fmtSegs(in), fmtLabels(n), got, !got)
 		}
 	}
 }
@@ -95,10 +93,8 @@ func TestPropertyExpandAdmitsExactlyTheTerms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range nodes {
-			if got, want := inAnySegment(out, n), Matches(ts, n); got != want {
-				t.Fatalf("terms %s, node %s: in an expanded segment = %v, Matches = %v\nexpanded %s", fmtTerms(ts), fmtLabels(n), got, want, fmtSegs(out))
-			}
+		if n, got, ok := disagreement(nodes, segmentsMatcher(out), matcher(ts)); ok {
+			t.Fatalf("terms %s, node %s: in an expanded segment = %v, matches = %v\nexpanded %s", fmtTerms(ts), fmtLabels(n), got, !got, fmtSegs(out))
 		}
 		if len(segSet(out)) != len(out) {
 			t.Fatalf("Expand(%s) has duplicates: %s", fmtTerms(ts), fmtSegs(out))
@@ -107,7 +103,7 @@ func TestPropertyExpandAdmitsExactlyTheTerms(t *testing.T) {
 }
 
 // TestPropertyIntersection checks, over every node of the universe, that
-// Matches(a∩b) == Matches(a) && Matches(b) (so the intersection never
+// matches(a∩b) == matches(a) && matches(b) (so the intersection never
 // admits a node either side rejects, and loses none both admit) and that
 // a∩b and b∩a admit the same nodes.
 func TestPropertyIntersection(t *testing.T) {
@@ -142,14 +138,15 @@ func TestPropertyIntersectionNeverAdmitsRejected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		inAB, inA, inB := resultMatcher(got, ok), matcher(a), matcher(b)
 		for _, n := range nodes {
-			if !resultMatches(got, ok, n) {
+			if !inAB(n) {
 				continue
 			}
-			if !Matches(a, n) {
+			if !inA(n) {
 				t.Fatalf("a∩b admits %s which a=%s rejects", fmtLabels(n), fmtTerms(a))
 			}
-			if !Matches(b, n) {
+			if !inB(n) {
 				t.Fatalf("a∩b admits %s which b=%s rejects", fmtLabels(n), fmtTerms(b))
 			}
 		}
@@ -176,12 +173,8 @@ func TestPropertyIntersectionAlgebra(t *testing.T) {
 		return constraint{ts, ok}
 	}
 	same := func(x, y constraint) bool {
-		for _, n := range nodes {
-			if resultMatches(x.terms, x.ok, n) != resultMatches(y.terms, y.ok, n) {
-				return false
-			}
-		}
-		return true
+		_, _, differ := disagreement(nodes, resultMatcher(x.terms, x.ok), resultMatcher(y.terms, y.ok))
+		return !differ
 	}
 	for range propertyRuns {
 		a := constraint{randTerms(r, 3), true}

@@ -8,8 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/zonepath/zonepath/controllers/topology"
+	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 )
 
 // mustTerms converts unstructured terms (as term() builds them).
@@ -23,11 +22,11 @@ func mustTerms(terms ...any) []v1.TopologySelectorTerm {
 	return out
 }
 
-// TestMatcherAgreesWithTopologyMatches holds the compiled matcher to the
-// semantics of topology.Matches on random term lists, small (linear) and
+// TestMatcherAgreesWithKubernetes holds the compiled matcher to
+// MatchTopologySelectorTerms on random term lists, small (linear) and
 // large (indexed), including malformed ones: empty terms, empty value
 // lists, a key twice in a term, terms without a common key.
-func TestMatcherAgreesWithTopologyMatches(t *testing.T) {
+func TestMatcherAgreesWithKubernetes(t *testing.T) {
 	keys := []string{"r", "z", "rack"}
 	values := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -54,8 +53,8 @@ func TestMatcherAgreesWithTopologyMatches(t *testing.T) {
 					labels[k] = values[rng.IntN(len(values))]
 				}
 			}
-			if got, want := m.matches(labels), topology.Matches(terms, labels); got != want {
-				t.Fatalf("round %d: matcher(%v) = %v, topology.Matches = %v; terms %v", round, labels, got, want, terms)
+			if got, want := m.matches(labels), v1helper.MatchTopologySelectorTerms(terms, labels); got != want {
+				t.Fatalf("round %d: matcher(%v) = %v, MatchTopologySelectorTerms = %v; terms %v", round, labels, got, want, terms)
 			}
 		}
 	}
