@@ -2,10 +2,10 @@ package topology
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 )
@@ -170,8 +170,8 @@ func FuzzIntersect(f *testing.F) {
 				t.Fatalf("Intersect accepted invalid terms a=%s b=%s", fmtTerms(a), fmtTerms(b))
 			}
 			norm, nerr := Normalize(got)
-			if nerr != nil || !reflect.DeepEqual(norm, got) {
-				t.Fatalf("result %s is not in normal form (%v)", fmtTerms(got), nerr)
+			if diff := cmp.Diff(got, norm); nerr != nil || diff != "" {
+				t.Fatalf("result %s is not in normal form (%v; -result +normalized):\n%s", fmtTerms(got), nerr, diff)
 			}
 			if ok != (len(got) > 0 || (len(a) == 0 && len(b) == 0)) {
 				t.Fatalf("ok=%v for %s from a=%s b=%s", ok, fmtTerms(got), fmtTerms(a), fmtTerms(b))
