@@ -3,11 +3,11 @@ package snapshotter
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/google/go-cmp/cmp"
 	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/utils"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -149,8 +149,8 @@ func runCreateCase(t *testing.T, tc createCase) {
 		t.Fatal(err)
 	}
 	affinity, err := snapshotapi.NodeAffinity(got)
-	if err != nil || !reflect.DeepEqual(affinity, tc.wantAffinity) {
-		t.Errorf("nodeAffinity = %v (err %v), want %v", affinity, err, tc.wantAffinity)
+	if diff := cmp.Diff(tc.wantAffinity, affinity); err != nil || diff != "" {
+		t.Errorf("nodeAffinity (err %v) (-want +got):\n%s", err, diff)
 	}
 }
 
