@@ -1,13 +1,3 @@
-// Package sanity extends csi-sanity (github.com/kubernetes-csi/csi-test/v5/pkg/sanity)
-// with the rules CSI v1.13 adds for snapshot topology, RESOURCE_EXHAUSTED
-// and attach limits. Its tests register through sanity.DescribeSanity, so
-// blank-importing this package into a Ginkgo suite that calls
-// sanity.GinkgoTest runs them beside the upstream suite; bin/zonepath-sanity
-// does exactly that from the command line.
-//
-// Every test names the clause of the CSI spec it checks. A test that needs
-// an optional capability the driver does not advertise is skipped with a
-// message saying so: a correct driver without the feature never fails.
 package sanity
 
 import (

@@ -10,17 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-var _ = sanity.DescribeSanity("Restore from a topology-constrained snapshot [zonepath]", func(sc *sanity.TestContext) {
-	var s *snapshotSuite
+var _ = describe("Restore from a topology-constrained snapshot [zonepath]", []func(*suite){(*suite).needSnapshotTopology, (*suite).needVolumeTopology}, func(s *suite) {
 	ctx := context.Background()
-	BeforeEach(func() {
-		s = newSnapshotSuite(sc)
-		s.needSnapshotTopology()
-		if !s.d.pluginCapability(volumeTopologyCap) {
-			Skip("VOLUME_ACCESSIBILITY_CONSTRAINTS not advertised: volumes carry no topology to compare")
-		}
-	})
-	AfterEach(func() { s.r.Cleanup() })
 
 	// snapshotIn cuts a snapshot of a volume placed in seg, constrained to seg.
 	snapshotIn := func(seg *csi.Topology) *csi.Snapshot {

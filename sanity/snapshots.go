@@ -10,90 +10,16 @@ import (
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
-const (
-	snapshotTopologyCap = csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS
-	volumeTopologyCap   = csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS
-	createDeleteSnap    = csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT
-	// listLimit bounds the unfiltered ListSnapshots walk of a large driver.
-	listLimit = 10000
-)
-
-// Labels name the rules, so a vendor can focus on one and the summary of
-// bin/zonepath-sanity names what failed.
-var (
-	ruleCapability   = Label("snapshot-topology", "rule:capability")
-	ruleRequisite    = Label("snapshot-topology", "rule:requisite")
-	rulePreferred    = Label("snapshot-topology", "rule:preferred")
-	ruleConsistent   = Label("snapshot-topology", "rule:consistent")
-	ruleExhausted    = Label("snapshot-topology", "rule:resource-exhausted")
-	ruleIdempotent   = Label("snapshot-topology", "rule:idempotent")
-	ruleRestore      = Label("snapshot-topology", "rule:restore")
-	ruleAttachLimit  = Label("attach-limit", "rule:attach-limit")
-	ruleTopologyKeys = Label("snapshot-topology", "rule:topology-keys")
-)
-
-func code(err error) codes.Code { return status.Code(err) }
-
-// snapshotSuite holds what every snapshot topology test uses.
-type snapshotSuite struct {
-	sc *sanity.TestContext
-	r  *sanity.Resources
-	d  driver
-}
-
-func newSnapshotSuite(sc *sanity.TestContext) *snapshotSuite {
-	return &snapshotSuite{sc: sc, d: driver{sc}, r: &sanity.Resources{
-		Context: sc, ControllerClient: csi.NewControllerClient(sc.ControllerConn), NodeClient: csi.NewNodeClient(sc.Conn),
-	}}
-}
-
-func (s *snapshotSuite) needSnapshots() {
-	if !s.d.controllerCapability(createDeleteSnap) {
-		Skip("CREATE_DELETE_SNAPSHOT not supported: the driver cuts no snapshots")
-	}
-}
-
-func (s *snapshotSuite) needSnapshotTopology() {
-	s.needSnapshots()
-	if !s.d.pluginCapability(snapshotTopologyCap) {
-		Skip("SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not advertised: the driver's snapshots are usable from everywhere, no snapshot topology rule applies")
-	}
-}
-
-// needSegments returns n distinct satisfiable segments or skips.
-func (s *snapshotSuite) needSegments(n int) []*csi.Topology {
-	segs := s.d.segments()
-	if len(segs) < n {
-		Skip(fmt.Sprintf("needs %d segments the driver can satisfy, %d known: give more with --zonepath.segment", n, len(segs)))
-	}
-	return segs
-}
-
-// volume creates a source volume, placed in seg when the driver takes
-// volume topology.
-func (s *snapshotSuite) volume(name string, seg *csi.Topology) *csi.Volume {
-	req := sanity.MakeCreateVolumeReq(s.sc, sanity.UniqueString(name))
-	if seg != nil && s.d.pluginCapability(volumeTopologyCap) {
-		req.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: []*csi.Topology{seg}, Preferred: []*csi.Topology{seg}}
-	}
-	return s.r.MustCreateVolume(context.Background(), req).GetVolume()
-}
-
-func (s *snapshotSuite) snapshotRequest(name, source string, req *csi.TopologyRequirement) *csi.CreateSnapshotRequest {
-	r := sanity.MakeCreateSnapshotReq(s.sc, sanity.UniqueString(name), source)
-	r.AccessibilityRequirements = req
-	return r
-}
+// listLimit bounds the unfiltered ListSnapshots walk of a large driver.
+const listLimit = 10000
 
 // lift lifts the exhaustion the configured way: deleting one of the
 // test's snapshots, or running the lift command. It reports false when the
 // configuration gives no way.
-func (s *snapshotSuite) lift(cfg Config, source string) bool {
+func (s *suite) lift(cfg Config, source string) bool {
 	switch {
 	case cfg.ExhaustAfter > 0:
 		list, err := s.r.ListSnapshots(context.Background(), &csi.ListSnapshotsRequest{SourceVolumeId: source})
@@ -113,7 +39,7 @@ func (s *snapshotSuite) lift(cfg Config, source string) bool {
 
 // retryAfterLift retries req with exponential backoff, as the spec tells
 // the caller to, until it succeeds or the timeout passes.
-func (s *snapshotSuite) retryAfterLift(req *csi.CreateSnapshotRequest, timeout time.Duration) error {
+func (s *suite) retryAfterLift(req *csi.CreateSnapshotRequest, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for delay := 50 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
 		_, err := s.r.CreateSnapshot(context.Background(), req)
@@ -125,7 +51,7 @@ func (s *snapshotSuite) retryAfterLift(req *csi.CreateSnapshotRequest, timeout t
 }
 
 // listed finds a snapshot by walking the unfiltered list in pages.
-func (s *snapshotSuite) listed(id string) *csi.Snapshot {
+func (s *suite) listed(id string) *csi.Snapshot {
 	token := ""
 	for seen := 0; seen < listLimit; {
 		resp, err := s.r.ListSnapshots(context.Background(), &csi.ListSnapshotsRequest{MaxEntries: 100, StartingToken: token})
@@ -143,11 +69,7 @@ func (s *snapshotSuite) listed(id string) *csi.Snapshot {
 	return nil
 }
 
-var _ = sanity.DescribeSanity("Snapshot topology capability [zonepath]", func(sc *sanity.TestContext) {
-	var s *snapshotSuite
-	BeforeEach(func() { s = newSnapshotSuite(sc) })
-	AfterEach(func() { s.r.Cleanup() })
-
+var _ = describe("Snapshot topology capability [zonepath]", nil, func(s *suite) {
 	It("returns accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS (csi.proto Snapshot.accessible_topology: a plugin that returns this field MUST also set the capability)", ruleCapability, func() {
 		s.needSnapshots()
 		advertised := s.d.pluginCapability(snapshotTopologyCap)
@@ -169,14 +91,8 @@ var _ = sanity.DescribeSanity("Snapshot topology capability [zonepath]", func(sc
 	})
 })
 
-var _ = sanity.DescribeSanity("Snapshot topology [zonepath]", func(sc *sanity.TestContext) {
-	var s *snapshotSuite
+var _ = describe("Snapshot topology [zonepath]", []func(*suite){(*suite).needSnapshotTopology}, func(s *suite) {
 	ctx := context.Background()
-	BeforeEach(func() {
-		s = newSnapshotSuite(sc)
-		s.needSnapshotTopology()
-	})
-	AfterEach(func() { s.r.Cleanup() })
 
 	// spec.md CreateSnapshotRequest.accessibility_requirements: "Specifies
 	// where (regions, zones, racks, etc.) the provisioned snapshot MUST be

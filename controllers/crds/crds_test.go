@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
@@ -84,7 +85,7 @@ func structural(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, ver
 
 func TestExtendWritesAllSixAndCopiesTheOthers(t *testing.T) {
 	from, out := upstreamDir(t), t.TempDir()
-	if err := Generate(from, out); err != nil {
+	if _, err := Generate(from, out); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
 	changed := map[string]bool{}
@@ -106,8 +107,8 @@ func TestExtendWritesAllSixAndCopiesTheOthers(t *testing.T) {
 	for _, n := range Required {
 		want[n] = n == ContentsCRD || n == ClassesCRD
 	}
-	if !reflect.DeepEqual(changed, want) {
-		t.Errorf("changed CRDs = %v, want %v", changed, want)
+	if diff := cmp.Diff(want, changed); diff != "" {
+		t.Errorf("changed CRDs (-want +got):\n%s", diff)
 	}
 }
 
@@ -182,8 +183,8 @@ func TestPruning(t *testing.T) {
 			}
 			ours := pruned(t, structural(t, decodeCRD(t, files[tc.crd].Data), "v1"), tc.obj)
 			got, found := nested(ours, tc.path)
-			if !found || !reflect.DeepEqual(got, terms) {
-				t.Errorf("extended schema: %v = %v (found %v), want %v", tc.path, got, found, terms)
+			if diff := cmp.Diff(terms, got); !found || diff != "" {
+				t.Errorf("extended schema: %v (found %v) (-want +got):\n%s", tc.path, found, diff)
 			}
 		})
 	}
@@ -200,8 +201,8 @@ func TestPruningDropsUnknownTermFields(t *testing.T) {
 	}}}
 	got := pruned(t, s, obj)
 	want := []any{map[string]any{"matchLabelExpressions": []any{map[string]any{"key": "k", "values": []any{"v"}}}}}
-	if v, _ := nested(got, []string{"allowedTopologies"}); !reflect.DeepEqual(v, want) {
-		t.Errorf("pruned allowedTopologies = %v, want %v", v, want)
+	if v, _ := nested(got, []string{"allowedTopologies"}); !cmp.Equal(want, v) {
+		t.Errorf("pruned allowedTopologies (-want +got):\n%s", cmp.Diff(want, v))
 	}
 }
 

@@ -28,4 +28,10 @@
 // none of them compares spec as a whole, so nodeAffinity stays mutable, as
 // the KEP requires (replication to more zones, admin corrections); the
 // tests evaluate those rules on an update of nodeAffinity to prove it.
+//
+// # What it must not do
+//
+// It writes files only (no API calls: deploy/ and the Makefile install
+// the CRDs), and it must not change an upstream field or commit upstream
+// CRDs to this repository.
 package crds

@@ -34,7 +34,7 @@ func TestExtendErrors(t *testing.T) {
 			return dir
 		}, []string{"two.yaml", "2 YAML documents"}},
 		{"field already upstream", func(t *testing.T, dir string) string {
-			if err := Generate(up, dir); err != nil {
+			if _, err := Generate(up, dir); err != nil {
 				t.Fatal(err)
 			}
 			return dir

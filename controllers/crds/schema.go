@@ -85,35 +85,37 @@ const (
 // misbehaving writer cannot bloat the object beyond what consumers accept.
 // An empty list stays valid: it means no constraint.
 func topologyTermsSchema(description string) apiextensionsv1.JSONSchemaProps {
-	return apiextensionsv1.JSONSchemaProps{
-		Description: description + listLimits,
+	return atomicList(description+listLimits, 0, topology.MaxSegments, termSchema())
+}
+
+// atomicList is the schema of a list a writer replaces whole, of minItems
+// (0: no lower bound) to maxItems items.
+func atomicList(description string, minItems, maxItems int, items *apiextensionsv1.JSONSchemaProps) apiextensionsv1.JSONSchemaProps {
+	s := apiextensionsv1.JSONSchemaProps{
+		Description: description,
 		Type:        "array",
-		MaxItems:    ptr(int64(topology.MaxSegments)),
+		MaxItems:    ptr(int64(maxItems)),
 		XListType:   ptr("atomic"),
-		Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: termSchema()},
+		Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: items},
 	}
+	if minItems > 0 {
+		s.MinItems = ptr(int64(minItems))
+	}
+	return s
 }
 
 func termSchema() *apiextensionsv1.JSONSchemaProps {
+	exprs := atomicList(exprsDescription, 1, topology.MaxKeysPerTerm, expressionSchema())
+	exprs.XValidations = apiextensionsv1.ValidationRules{{
+		Rule:    "self.all(e, self.exists_one(f, f.key == e.key))",
+		Message: uniqueKeysMessage,
+	}}
 	return &apiextensionsv1.JSONSchemaProps{
 		Description: termDescription,
 		Type:        "object",
 		XMapType:    ptr("atomic"),
 		Required:    []string{"matchLabelExpressions"},
-		Properties: map[string]apiextensionsv1.JSONSchemaProps{
-			"matchLabelExpressions": {
-				Description: exprsDescription,
-				Type:        "array",
-				MinItems:    ptr(int64(1)),
-				MaxItems:    ptr(int64(topology.MaxKeysPerTerm)),
-				XListType:   ptr("atomic"),
-				Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: expressionSchema()},
-				XValidations: apiextensionsv1.ValidationRules{{
-					Rule:    "self.all(e, self.exists_one(f, f.key == e.key))",
-					Message: uniqueKeysMessage,
-				}},
-			},
-		},
+		Properties:  map[string]apiextensionsv1.JSONSchemaProps{"matchLabelExpressions": exprs},
 	}
 }
 
@@ -133,18 +135,11 @@ func expressionSchema() *apiextensionsv1.JSONSchemaProps {
 					Message: labelKeyPrefixMessage,
 				}},
 			},
-			"values": {
-				Description: valDescription,
-				Type:        "array",
-				MinItems:    ptr(int64(1)),
-				MaxItems:    ptr(int64(topology.MaxSegments)),
-				XListType:   ptr("atomic"),
-				Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
-					Type:      "string",
-					MaxLength: ptr(int64(labelValueMaxLength)),
-					Pattern:   labelValuePattern,
-				}},
-			},
+			"values": atomicList(valDescription, 1, topology.MaxSegments, &apiextensionsv1.JSONSchemaProps{
+				Type:      "string",
+				MaxLength: ptr(int64(labelValueMaxLength)),
+				Pattern:   labelValuePattern,
+			}),
 		},
 	}
 }

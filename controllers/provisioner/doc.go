@@ -87,4 +87,10 @@
 // next to the API traffic of a cluster, nodeAffinity changes rarely once
 // written, and the driver still refuses a restore outside the snapshot's
 // topology.
+//
+// # What it must not do
+//
+// It owns one input of upstream's controller, the StorageClass it sees.
+// It must not build CSI requests or PVs itself, and must not read the
+// snapshot or its content from an informer cache (see above).
 package provisioner

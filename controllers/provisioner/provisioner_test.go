@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -165,8 +166,8 @@ func checkOutcome(t *testing.T, tc provisionCase, delegate *recorder, state cont
 	if got == tc.class {
 		t.Fatal("delegate got the caller's StorageClass object; a narrowed copy was expected")
 	}
-	if !reflect.DeepEqual(got.AllowedTopologies, tc.want) {
-		t.Errorf("delegate allowedTopologies = %v, want %v", formatTerms(got.AllowedTopologies), formatTerms(tc.want))
+	if diff := cmp.Diff(tc.want, got.AllowedTopologies); diff != "" {
+		t.Errorf("delegate allowedTopologies = %v, want %v (-want +got):\n%s", formatTerms(got.AllowedTopologies), formatTerms(tc.want), diff)
 	}
 	narrowedBack := got.DeepCopy()
 	narrowedBack.AllowedTopologies = tc.class.AllowedTopologies

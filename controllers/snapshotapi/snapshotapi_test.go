@@ -2,10 +2,11 @@ package snapshotapi
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -58,8 +59,8 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("got %#v, want %#v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("NodeAffinity (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -75,8 +76,8 @@ allowedTopologies:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, []v1.TopologySelectorTerm{zoneA}) {
-		t.Fatalf("got %#v", got)
+	if diff := cmp.Diff([]v1.TopologySelectorTerm{zoneA}, got); diff != "" {
+		t.Fatalf("AllowedTopologies (-want +got):\n%s", diff)
 	}
 }
 
@@ -97,8 +98,8 @@ func TestNodeAffinityPatchRoundTrips(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != len(terms) || (len(terms) > 0 && !reflect.DeepEqual(got, terms)) {
-			t.Fatalf("round trip of %v gave %v", terms, got)
+		if diff := cmp.Diff(terms, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("round trip of %v (-sent +read):\n%s", terms, diff)
 		}
 	}
 }

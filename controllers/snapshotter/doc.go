@@ -94,4 +94,12 @@
 // GetSnapshotStatus carries only a snapshot handle, which would need a
 // content informer indexed by handle; an admin sets nodeAffinity on such
 // contents. Group snapshots are off.
+//
+// # What it must not do
+//
+// It owns the Snapshotter behind upstream's sidecar controller and the
+// nodeAffinity write. It must not change upstream's protocol with the
+// snapshot-controller (annotations, finalizers, status), write
+// nodeAffinity that is already set, or send requirements without the
+// gate and the plugin capability.
 package snapshotter

@@ -3,11 +3,11 @@ package snapshotter
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/google/go-cmp/cmp"
 	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/utils"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -15,11 +15,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clienttesting "k8s.io/client-go/testing"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 
 	"github.com/zonepath/zonepath/controllers/features"
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
@@ -147,8 +149,8 @@ func runCreateCase(t *testing.T, tc createCase) {
 		t.Fatal(err)
 	}
 	affinity, err := snapshotapi.NodeAffinity(got)
-	if err != nil || !reflect.DeepEqual(affinity, tc.wantAffinity) {
-		t.Errorf("nodeAffinity = %v (err %v), want %v", affinity, err, tc.wantAffinity)
+	if diff := cmp.Diff(tc.wantAffinity, affinity); err != nil || diff != "" {
+		t.Errorf("nodeAffinity (err %v) (-want +got):\n%s", err, diff)
 	}
 }
 
@@ -261,7 +263,7 @@ func TestRecordedTopologyIsLossless(t *testing.T) {
 		region, zone string
 		want         bool
 	}{{"r1", "a", true}, {"r2", "b", true}, {"r2", "a", false}, {"r1", "b", false}} {
-		if got := topology.Matches(affinity, map[string]string{regionKey: n.region, zoneKey: n.zone}); got != n.want {
+		if got := v1helper.MatchTopologySelectorTerms(affinity, labels.Set{regionKey: n.region, zoneKey: n.zone}); got != n.want {
 			t.Errorf("node {%s,%s} matches = %v, want %v (nodeAffinity %v)", n.region, n.zone, got, n.want, affinity)
 		}
 	}

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -59,8 +59,8 @@ func TestFromCSI(t *testing.T) {
 			if !errors.Is(err, tc.wantErr) || (err != nil && !strings.Contains(err.Error(), tc.errText)) {
 				t.Fatalf("FromCSI error = %v, want %v containing %q", err, tc.wantErr, tc.errText)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("FromCSI = %s, want %s", fmtTerms(got), fmtTerms(tc.want))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("FromCSI = %s, want %s (-want +got):\n%s", fmtTerms(got), fmtTerms(tc.want), diff)
 			}
 		})
 	}
@@ -115,15 +115,15 @@ func TestNotFolded(t *testing.T) {
 		{node(zk, "a"), false},
 	}
 	for _, n := range nodes {
-		if Matches(got, n.labels) != n.want {
-			t.Errorf("Matches(%s, %s) = %v, want %v", fmtTerms(got), fmtLabels(n.labels), !n.want, n.want)
+		if matches(got, n.labels) != n.want {
+			t.Errorf("matches(%s, %s) = %v, want %v", fmtTerms(got), fmtLabels(n.labels), !n.want, n.want)
 		}
 	}
 	// The folded form the upstream PR produces does admit {r2,a}; this
-	// guards the check above against a Matches that rejects everything.
+	// guards the check above against a matcher that rejects everything.
 	folded := terms(term(expr(rk, "r1", "r2"), expr(zk, "a", "b")))
-	if !Matches(folded, node(rk, "r2", zk, "a")) {
-		t.Fatal("folded term should admit {r2,a}: Matches is broken")
+	if !matches(folded, node(rk, "r2", zk, "a")) {
+		t.Fatal("folded term should admit {r2,a}: matches is broken")
 	}
 }
 
@@ -301,8 +301,8 @@ func TestNormalize(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := terms(term(expr(rk, "r1"), expr(zk, "a", "b")), term(expr(zk, "c")))
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Normalize = %s, want %s", fmtTerms(got), fmtTerms(want))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("Normalize = %s, want %s (-want +got):\n%s", fmtTerms(got), fmtTerms(want), diff)
 	}
 	if fmtTerms(in) != before {
 		t.Fatalf("Normalize modified its input: %s, was %s", fmtTerms(in), before)

@@ -1,8 +1,12 @@
-// Package topology converts, validates, intersects and matches the
-// topology constraints of KEP-5943 (topology for volume snapshots). It is
-// pure: no API calls, no clocks, no randomness, so every controller that
-// needs these rules (snapshotter sidecar, provisioner, scheduler plugin)
-// gets exactly the same answer.
+// Package topology converts, validates and intersects the topology
+// constraints of KEP-5943 (topology for volume snapshots). It is pure: no
+// API calls, no clocks, no randomness, so every controller that needs
+// these rules (snapshotter sidecar, provisioner, scheduler plugin) gets
+// exactly the same answer. It does not match nodes against terms:
+// Kubernetes' MatchTopologySelectorTerms (k8s.io/kubernetes/pkg/apis/core/v1/helper)
+// does, and the tests hold every conversion here to it. It does not
+// import k8s.io/kubernetes, which the provisioner and snapshotter do not
+// link. It is not the driver's world model (driver/world).
 //
 // Two shapes meet here. CSI reports where something is accessible as a
 // list of segments ([]*csi.Topology), each a map from topology key to one
@@ -31,9 +35,8 @@
 // opposite, "no node at all". Intersect reports that case with ok ==
 // false so that a provisioner fails with an event instead of mistaking
 // the empty result for "provision anywhere". Inside a non-empty list a
-// term without expressions would select no node (Kubernetes' rule, kept
-// by Matches); the converting functions reject such terms as malformed
-// rather than guess.
+// term without expressions would select no node (Kubernetes' rule); the
+// converting functions reject such terms as malformed rather than guess.
 //
 // # Malformed terms
 //

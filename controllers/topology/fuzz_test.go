@@ -2,10 +2,10 @@ package topology
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 )
@@ -119,14 +119,12 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("round trip %s -> %s -> %s", fmtSegs(in), fmtTerms(ts), fmtSegs(back))
 		}
 		for _, s := range in {
-			if !Matches(ts, s.GetSegments()) {
+			if !matches(ts, s.GetSegments()) {
 				t.Fatalf("terms %s reject their own segment %s", fmtTerms(ts), fmtLabels(s.GetSegments()))
 			}
 		}
-		for _, n := range universe() {
-			if len(in) > 0 && Matches(ts, n) != inAnySegment(in, n) {
-				t.Fatalf("segments %s, node %s: Matches = %v", fmtSegs(in), fmtLabels(n), Matches(ts, n))
-			}
+		if n, got, ok := disagreement(universe(), matcher(ts), segmentsMatcher(in)); len(in) > 0 && ok {
+			t.Fatalf("segments %s, node %s: matches = %v", fmtSegs(in), fmtLabels(n), got)
 		}
 	})
 }
@@ -172,8 +170,8 @@ func FuzzIntersect(f *testing.F) {
 				t.Fatalf("Intersect accepted invalid terms a=%s b=%s", fmtTerms(a), fmtTerms(b))
 			}
 			norm, nerr := Normalize(got)
-			if nerr != nil || !reflect.DeepEqual(norm, got) {
-				t.Fatalf("result %s is not in normal form (%v)", fmtTerms(got), nerr)
+			if diff := cmp.Diff(got, norm); nerr != nil || diff != "" {
+				t.Fatalf("result %s is not in normal form (%v; -result +normalized):\n%s", fmtTerms(got), nerr, diff)
 			}
 			if ok != (len(got) > 0 || (len(a) == 0 && len(b) == 0)) {
 				t.Fatalf("ok=%v for %s from a=%s b=%s", ok, fmtTerms(got), fmtTerms(a), fmtTerms(b))
@@ -215,15 +213,14 @@ func FuzzExpand(f *testing.F) {
 		if len(segSet(out)) != len(out) {
 			t.Fatalf("Expand returned duplicates")
 		}
+		inTerms := matcher(ts)
 		for _, s := range out {
-			if !Matches(ts, s.GetSegments()) {
+			if !inTerms(s.GetSegments()) {
 				t.Fatalf("segment %s not admitted by %s", fmtLabels(s.GetSegments()), fmtTerms(ts))
 			}
 		}
-		for _, n := range universe() {
-			if len(ts) > 0 && inAnySegment(out, n) != Matches(ts, n) {
-				t.Fatalf("node %s: in a segment %v, Matches %v", fmtLabels(n), inAnySegment(out, n), Matches(ts, n))
-			}
+		if n, got, ok := disagreement(universe(), segmentsMatcher(out), inTerms); len(ts) > 0 && ok {
+			t.Fatalf("node %s: in a segment %v, matches %v", fmtLabels(n), got, !got)
 		}
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
+	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 )
 
 const (
@@ -143,17 +143,19 @@ func buildUniverse() []map[string]string {
 	return nodes
 }
 
-// resultMatches reads an Intersect result as a constraint.
-func resultMatches(ts []v1.TopologySelectorTerm, ok bool, labels map[string]string) bool {
-	return ok && Matches(ts, labels)
+// matches reads terms as the scheduler and the volume binder do, with
+// Kubernetes' own MatchTopologySelectorTerms: an empty list matches every
+// node, an empty term none.
+func matches(ts []v1.TopologySelectorTerm, node map[string]string) bool {
+	return v1helper.MatchTopologySelectorTerms(ts, labels.Set(node))
 }
 
-// k8sMatcher is Kubernetes' MatchTopologySelectorTerms
-// (k8s.io/kubernetes/pkg/apis/core/v1/helper), restated on apimachinery's
-// label selectors because that package cannot be imported here. It is the
-// oracle Matches must agree with. Selectors are built once per term list
-// because building them dominates the cost.
-func k8sMatcher(ts []v1.TopologySelectorTerm) func(map[string]string) bool {
+// matcher is matches with each term's selector built once, for the
+// property tests that ask about every node of the universe:
+// MatchTopologySelectorTerms builds the selectors on every call, which
+// dominates their cost. TestMatcherAgreesWithKubernetes holds the two
+// together.
+func matcher(ts []v1.TopologySelectorTerm) func(map[string]string) bool {
 	if len(ts) == 0 {
 		return func(map[string]string) bool { return true } // empty list matches all
 	}
@@ -162,27 +164,37 @@ func k8sMatcher(ts []v1.TopologySelectorTerm) func(map[string]string) bool {
 		if len(t.MatchLabelExpressions) == 0 {
 			continue // nil or empty term selects nothing
 		}
-		sel := labels.NewSelector()
-		valid := true
-		for _, e := range t.MatchLabelExpressions {
-			r, err := labels.NewRequirement(e.Key, selection.In, e.Values)
-			if err != nil {
-				valid = false // Kubernetes skips terms it cannot parse
-				break
-			}
-			sel = sel.Add(*r)
-		}
-		if valid {
-			sels = append(sels, sel)
+		if sel, err := v1helper.TopologySelectorRequirementsAsSelector(t.MatchLabelExpressions); err == nil {
+			sels = append(sels, sel) // Kubernetes skips terms it cannot parse
 		}
 	}
-	return func(lbls map[string]string) bool {
-		return slices.ContainsFunc(sels, func(s labels.Selector) bool { return s.Matches(labels.Set(lbls)) })
+	return func(node map[string]string) bool {
+		return slices.ContainsFunc(sels, func(s labels.Selector) bool { return s.Matches(labels.Set(node)) })
 	}
 }
 
-func k8sMatches(ts []v1.TopologySelectorTerm, lbls map[string]string) bool {
-	return k8sMatcher(ts)(lbls)
+// resultMatcher reads an Intersect result as a constraint.
+func resultMatcher(ts []v1.TopologySelectorTerm, ok bool) func(map[string]string) bool {
+	if !ok {
+		return func(map[string]string) bool { return false }
+	}
+	return matcher(ts)
+}
+
+// segmentsMatcher admits the nodes that lie in one of segs.
+func segmentsMatcher(segs []*csi.Topology) func(map[string]string) bool {
+	return func(node map[string]string) bool { return inAnySegment(segs, node) }
+}
+
+// disagreement returns the first node of nodes that exactly one of a and
+// b admits, and whether a admits it; ok is false when they agree on all.
+func disagreement(nodes []map[string]string, a, b func(map[string]string) bool) (node map[string]string, byA, ok bool) {
+	for _, n := range nodes {
+		if x := a(n); x != b(n) {
+			return n, x, true
+		}
+	}
+	return nil, false, false
 }
 
 // randTerms draws 0..maxTerms valid terms over the universe.
@@ -323,15 +335,14 @@ func checkIntersection(t *testing.T, a, b []v1.TopologySelectorTerm) {
 	if !okAB && ab != nil {
 		t.Fatalf("!ok with non-nil terms %s", fmtTerms(ab))
 	}
-	for _, n := range universe() {
-		got := resultMatches(ab, okAB, n)
-		want := Matches(a, n) && Matches(b, n)
-		if got != want {
-			t.Fatalf("node %s: Matches(a∩b)=%v, want Matches(a)&&Matches(b)=%v\na=%s\nb=%s\na∩b=%s (ok=%v)",
-				fmtLabels(n), got, want, fmtTerms(a), fmtTerms(b), fmtTerms(ab), okAB)
-		}
-		if got != resultMatches(ba, okBA, n) {
-			t.Fatalf("node %s: a∩b and b∩a disagree\na=%s\nb=%s", fmtLabels(n), fmtTerms(a), fmtTerms(b))
-		}
+	inAB, inBA := resultMatcher(ab, okAB), resultMatcher(ba, okBA)
+	inA, inB := matcher(a), matcher(b)
+	both := func(n map[string]string) bool { return inA(n) && inB(n) }
+	if n, got, ok := disagreement(universe(), inAB, both); ok {
+		t.Fatalf("node %s: matches(a∩b)=%v, want matches(a)&&matches(b)=%v\na=%s\nb=%s\na∩b=%s (ok=%v)",
+			fmtLabels(n), got, !got, fmtTerms(a), fmtTerms(b), fmtTerms(ab), okAB)
+	}
+	if n, _, ok := disagreement(universe(), inAB, inBA); ok {
+		t.Fatalf("node %s: a∩b and b∩a disagree\na=%s\nb=%s", fmtLabels(n), fmtTerms(a), fmtTerms(b))
 	}
 }

@@ -2,10 +2,10 @@ package topology
 
 import (
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -95,8 +95,8 @@ func TestIntersect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ok != tc.wantOK || !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("Intersect = %s, ok=%v; want %s, ok=%v", fmtTerms(got), ok, fmtTerms(tc.want), tc.wantOK)
+			if diff := cmp.Diff(tc.want, got); ok != tc.wantOK || diff != "" {
+				t.Fatalf("Intersect = %s, ok=%v; want %s, ok=%v (-want +got):\n%s", fmtTerms(got), ok, fmtTerms(tc.want), tc.wantOK, diff)
 			}
 			checkIntersection(t, tc.sc, tc.snap)
 		})
@@ -112,7 +112,7 @@ func TestIntersectEmptyIsNotUnconstrained(t *testing.T) {
 		t.Fatalf("Intersect = %s, ok=%v, err=%v; want ok=false", fmtTerms(got), ok, err)
 	}
 	for _, n := range universe() {
-		if resultMatches(got, ok, n) {
+		if resultMatcher(got, ok)(n) {
 			t.Fatalf("empty intersection admits %s", fmtLabels(n))
 		}
 	}
@@ -123,7 +123,7 @@ func TestIntersectEmptyIsNotUnconstrained(t *testing.T) {
 	// The caller must look at ok: the terms alone are the same as "no
 	// constraint", which is why Intersect returns ok at all.
 	none, okNone, _ := Intersect(nil, nil)
-	if !okNone || !reflect.DeepEqual(none, got) {
+	if !okNone || !cmp.Equal(none, got) {
 		t.Fatalf("Intersect(nil, nil) = %s, ok=%v", fmtTerms(none), okNone)
 	}
 }

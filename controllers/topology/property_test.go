@@ -1,9 +1,11 @@
 package topology
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -58,56 +60,56 @@ func sameSet(a, b map[string]bool) bool {
 	return true
 }
 
-// TestPropertyFromCSIAdmitsExactlyTheSegments: a node is admitted by the
-// converted terms iff it lies in one of the original segments. This is
-// what "lossless" means to the scheduler.
-func TestPropertyFromCSIAdmitsExactlyTheSegments(t *testing.T) {
-	r := rand.New(rand.NewPCG(2, 5943))
-	nodes := universe()
-	for range propertyRuns {
-		in := randSegments(r, 6)
-		if len(in) == 0 {
-			continue // no constraint: covered by TestMatches
-		}
-		ts, err := FromCSI(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range nodes {
-			if got, want := Matches(ts, n), inAnySegment(in, n); got != want {
-				t.Fatalf("segments %s, node %s: Matches = %v, in a segment = %v", fmtSegs(in), fmtLabels(n), got, want)
+// TestPropertyConversionsAdmitTheSameNodes: a constraint converted from
+// segments to terms (FromCSI) or back (Expand) admits exactly the nodes
+// it admitted before. This is what "lossless" means to the scheduler.
+func TestPropertyConversionsAdmitTheSameNodes(t *testing.T) {
+	tests := []struct {
+		name string
+		seed uint64
+		// draw returns one random constraint both ways, as terms and as
+		// segments, one converted from the other.
+		draw func(r *rand.Rand) ([]v1.TopologySelectorTerm, []*csi.Topology, error)
+	}{{
+		name: "FromCSI", seed: 2,
+		draw: func(r *rand.Rand) ([]v1.TopologySelectorTerm, []*csi.Topology, error) {
+			in := randSegments(r, 6)
+			ts, err := FromCSI(in)
+			return ts, in, err
+		},
+	}, {
+		name: "Expand", seed: 3,
+		draw: func(r *rand.Rand) ([]v1.TopologySelectorTerm, []*csi.Topology, error) {
+			ts := randTerms(r, 4)
+			out, err := Expand(ts)
+			if err == nil && len(segSet(out)) != len(out) {
+				err = fmt.Errorf("Expand(%s) has duplicates: %s", fmtTerms(ts), fmtSegs(out))
 			}
-		}
-	}
-}
-
-// TestPropertyExpandAdmitsExactlyTheTerms: the expanded segments describe
-// exactly the nodes the terms admit.
-func TestPropertyExpandAdmitsExactlyTheTerms(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 5943))
+			return ts, out, err
+		},
+	}}
 	nodes := universe()
-	for range propertyRuns {
-		ts := randTerms(r, 4)
-		if len(ts) == 0 {
-			continue
-		}
-		out, err := Expand(ts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range nodes {
-			if got, want := inAnySegment(out, n), Matches(ts, n); got != want {
-				t.Fatalf("terms %s, node %s: in an expanded segment = %v, Matches = %v\nexpanded %s", fmtTerms(ts), fmtLabels(n), got, want, fmtSegs(out))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(tc.seed, 5943))
+			for range propertyRuns {
+				ts, segs, err := tc.draw(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ts) == 0 {
+					continue // no constraint: covered by TestMatchSemantics
+				}
+				if n, got, ok := disagreement(nodes, matcher(ts), segmentsMatcher(segs)); ok {
+					t.Fatalf("terms %s, segments %s, node %s: matches = %v, in a segment = %v", fmtTerms(ts), fmtSegs(segs), fmtLabels(n), got, !got)
+				}
 			}
-		}
-		if len(segSet(out)) != len(out) {
-			t.Fatalf("Expand(%s) has duplicates: %s", fmtTerms(ts), fmtSegs(out))
-		}
+		})
 	}
 }
 
 // TestPropertyIntersection checks, over every node of the universe, that
-// Matches(a∩b) == Matches(a) && Matches(b) (so the intersection never
+// matches(a∩b) == matches(a) && matches(b) (so the intersection never
 // admits a node either side rejects, and loses none both admit) and that
 // a∩b and b∩a admit the same nodes.
 func TestPropertyIntersection(t *testing.T) {
@@ -142,14 +144,15 @@ func TestPropertyIntersectionNeverAdmitsRejected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		inAB, inA, inB := resultMatcher(got, ok), matcher(a), matcher(b)
 		for _, n := range nodes {
-			if !resultMatches(got, ok, n) {
+			if !inAB(n) {
 				continue
 			}
-			if !Matches(a, n) {
+			if !inA(n) {
 				t.Fatalf("a∩b admits %s which a=%s rejects", fmtLabels(n), fmtTerms(a))
 			}
-			if !Matches(b, n) {
+			if !inB(n) {
 				t.Fatalf("a∩b admits %s which b=%s rejects", fmtLabels(n), fmtTerms(b))
 			}
 		}
@@ -176,12 +179,8 @@ func TestPropertyIntersectionAlgebra(t *testing.T) {
 		return constraint{ts, ok}
 	}
 	same := func(x, y constraint) bool {
-		for _, n := range nodes {
-			if resultMatches(x.terms, x.ok, n) != resultMatches(y.terms, y.ok, n) {
-				return false
-			}
-		}
-		return true
+		_, _, differ := disagreement(nodes, resultMatcher(x.terms, x.ok), resultMatcher(y.terms, y.ok))
+		return !differ
 	}
 	for range propertyRuns {
 		a := constraint{randTerms(r, 3), true}

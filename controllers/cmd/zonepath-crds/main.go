@@ -26,11 +26,8 @@ func run(from, out string) error {
 	if from == "" || out == "" {
 		return fmt.Errorf("--from and --out are required")
 	}
-	files, err := crds.Extend(from)
+	files, err := crds.Generate(from, out)
 	if err != nil {
-		return err
-	}
-	if err := crds.Write(out, files); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %d CRDs to %s: %s\n", len(files), out, strings.Join(crds.Names(files), ", "))

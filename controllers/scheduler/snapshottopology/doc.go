@@ -59,4 +59,9 @@
 // the plugin's informers may see a change at slightly different times,
 // the plugin also activates the pending pods that use a snapshot when its
 // own informer sees a relevant change: see addActivationHandlers.
+//
+// # What it must not do
+//
+// It only filters: it must not score nodes, bind or provision volumes,
+// or write any object, and it leaves bound PVCs to VolumeBinding.
 package snapshottopology

@@ -5,15 +5,16 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 	"k8s.io/kubernetes/pkg/scheduler/util"
 
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
-	"github.com/zonepath/zonepath/controllers/topology"
 )
 
 // The snapshot resources as the scheduler names custom resources in
@@ -115,7 +116,7 @@ func (pl *Plugin) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, 
 
 func fits(sources []source, node *v1.Node) bool {
 	for _, s := range sources {
-		if !topology.Matches(s.terms, node.Labels) {
+		if !v1helper.MatchTopologySelectorTerms(s.terms, labels.Set(node.Labels)) {
 			return false
 		}
 	}

@@ -17,84 +17,74 @@ func zoneNode(region, zone string) map[string]string {
 }
 
 func TestFilter(t *testing.T) {
-	single := []runtime.Object{pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap", zones("a", "b"))}
-	// Segments {r1,a} and {r2,b}, converted losslessly: {r2,a} is outside.
-	segments := []runtime.Object{pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap",
-		term(regionKey, []string{"r1"}, zoneKey, []string{"a"}),
-		term(regionKey, []string{"r2"}, zoneKey, []string{"b"}))}
-	// AND across three PVCs: region r1, zone a|b, zone b|c: only r1/b.
-	three := []runtime.Object{
-		pvc("c1", "s1"), vs("s1", "k1"), vsc("k1", "s1", term(regionKey, []string{"r1"})),
-		pvc("c2", "s2"), vs("s2", "k2"), vsc("k2", "s2", zones("a", "b")),
-		pvc("c3", "s3"), vs("s3", "k3"), vsc("k3", "s3", zones("b", "c")),
-	}
-	threePod := podWith("p", claimVol("c1"), claimVol("c2"), claimVol("c3"))
-	tests := []struct {
+	type node struct {
 		name   string
-		pod    *v1.Pod
-		objs   []runtime.Object
 		labels map[string]string
 		// wantReason is empty for a node that passes.
 		wantReason string
+	}
+	outsideAB := `node(s) outside the topology of VolumeSnapshot "default/snap" (content "content"): [{topology.kubernetes.io/zone in [a b]}]`
+	tests := []struct {
+		name  string
+		pod   *v1.Pod
+		objs  []runtime.Object
+		nodes []node
 	}{{
-		name: "node in the first term's zone", pod: podWith("p", claimVol("c")), objs: single,
-		labels: zoneNode("r1", "a"),
+		name: "one PVC, zones a and b", pod: podWith("p", claimVol("c")),
+		objs: []runtime.Object{pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap", zones("a", "b"))},
+		nodes: []node{
+			{"in the first term's zone", zoneNode("r1", "a"), ""},
+			{"in the second term's zone", zoneNode("r1", "b"), ""},
+			{"in another zone", zoneNode("r1", "c"), outsideAB},
+			{"without topology labels", nil, outsideAB},
+		},
 	}, {
-		name: "node in the second term's zone", pod: podWith("p", claimVol("c")), objs: single,
-		labels: zoneNode("r1", "b"),
+		// Segments {r1,a} and {r2,b}, converted losslessly: {r2,a} is outside.
+		name: "one PVC, segments r1/a and r2/b", pod: podWith("p", claimVol("c")),
+		objs: []runtime.Object{pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap",
+			term(regionKey, []string{"r1"}, zoneKey, []string{"a"}),
+			term(regionKey, []string{"r2"}, zoneKey, []string{"b"}))},
+		nodes: []node{
+			{"segment r1/a", zoneNode("r1", "a"), ""},
+			{"segment r2/b", zoneNode("r2", "b"), ""},
+			{"r2/a is not a segment", zoneNode("r2", "a"), `node(s) outside the topology of VolumeSnapshot "default/snap" (content "content"): [{topology.kubernetes.io/region in [r1], topology.kubernetes.io/zone in [a]} {topology.kubernetes.io/region in [r2], topology.kubernetes.io/zone in [b]}]`},
+		},
 	}, {
-		name: "node in another zone", pod: podWith("p", claimVol("c")), objs: single,
-		labels:     zoneNode("r1", "c"),
-		wantReason: `node(s) outside the topology of VolumeSnapshot "default/snap" (content "content"): [{topology.kubernetes.io/zone in [a b]}]`,
-	}, {
-		name: "node without topology labels", pod: podWith("p", claimVol("c")), objs: single,
-		labels:     nil,
-		wantReason: `node(s) outside the topology of VolumeSnapshot "default/snap" (content "content"): [{topology.kubernetes.io/zone in [a b]}]`,
-	}, {
-		name: "segment r1/a", pod: podWith("p", claimVol("c")), objs: segments,
-		labels: zoneNode("r1", "a"),
-	}, {
-		name: "segment r2/b", pod: podWith("p", claimVol("c")), objs: segments,
-		labels: zoneNode("r2", "b"),
-	}, {
-		name: "r2/a is not a segment", pod: podWith("p", claimVol("c")), objs: segments,
-		labels:     zoneNode("r2", "a"),
-		wantReason: `node(s) outside the topology of VolumeSnapshot "default/snap" (content "content"): [{topology.kubernetes.io/region in [r1], topology.kubernetes.io/zone in [a]} {topology.kubernetes.io/region in [r2], topology.kubernetes.io/zone in [b]}]`,
-	}, {
-		name: "three PVCs: r1/b satisfies all", pod: threePod, objs: three,
-		labels: zoneNode("r1", "b"),
-	}, {
-		name: "three PVCs: r1/a fails the third", pod: threePod, objs: three,
-		labels:     zoneNode("r1", "a"),
-		wantReason: `node(s) outside the topology of VolumeSnapshot "default/s3" (content "k3"): [{topology.kubernetes.io/zone in [b c]}]`,
-	}, {
-		name: "three PVCs: r1/c fails the second", pod: threePod, objs: three,
-		labels:     zoneNode("r1", "c"),
-		wantReason: `node(s) outside the topology of VolumeSnapshot "default/s2" (content "k2"): [{topology.kubernetes.io/zone in [a b]}]`,
-	}, {
-		name: "three PVCs: r2/b fails the first", pod: threePod, objs: three,
-		labels:     zoneNode("r2", "b"),
-		wantReason: `node(s) outside the topology of VolumeSnapshot "default/s1" (content "k1"): [{topology.kubernetes.io/region in [r1]}]`,
+		// AND across three PVCs: region r1, zone a|b, zone b|c: only r1/b.
+		name: "three PVCs", pod: podWith("p", claimVol("c1"), claimVol("c2"), claimVol("c3")),
+		objs: []runtime.Object{
+			pvc("c1", "s1"), vs("s1", "k1"), vsc("k1", "s1", term(regionKey, []string{"r1"})),
+			pvc("c2", "s2"), vs("s2", "k2"), vsc("k2", "s2", zones("a", "b")),
+			pvc("c3", "s3"), vs("s3", "k3"), vsc("k3", "s3", zones("b", "c")),
+		},
+		nodes: []node{
+			{"r1/b satisfies all", zoneNode("r1", "b"), ""},
+			{"r1/a fails the third", zoneNode("r1", "a"), `node(s) outside the topology of VolumeSnapshot "default/s3" (content "k3"): [{topology.kubernetes.io/zone in [b c]}]`},
+			{"r1/c fails the second", zoneNode("r1", "c"), `node(s) outside the topology of VolumeSnapshot "default/s2" (content "k2"): [{topology.kubernetes.io/zone in [a b]}]`},
+			{"r2/b fails the first", zoneNode("r2", "b"), `node(s) outside the topology of VolumeSnapshot "default/s1" (content "k1"): [{topology.kubernetes.io/region in [r1]}]`},
+		},
 	}}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, tc.objs...)
-			ctx := context.Background()
-			cs := framework.NewCycleState()
-			if _, st := e.pl.PreFilter(ctx, cs, tc.pod, nil); !st.IsSuccess() {
-				t.Fatalf("PreFilter: %v %q", st.Code(), st.Reasons())
-			}
-			st := e.pl.Filter(ctx, cs, tc.pod, nodeInfo("n", tc.labels))
-			if tc.wantReason == "" {
-				if !st.IsSuccess() {
-					t.Errorf("Filter: got %v %q, want success", st.Code(), st.Reasons())
+		for _, n := range tc.nodes {
+			t.Run(tc.name+": "+n.name, func(t *testing.T) {
+				e := newEnv(t, tc.objs...)
+				ctx := context.Background()
+				cs := framework.NewCycleState()
+				if _, st := e.pl.PreFilter(ctx, cs, tc.pod, nil); !st.IsSuccess() {
+					t.Fatalf("PreFilter: %v %q", st.Code(), st.Reasons())
 				}
-				return
-			}
-			if st.Code() != fwk.UnschedulableAndUnresolvable || !slices.Equal(st.Reasons(), []string{tc.wantReason}) {
-				t.Errorf("Filter:\n got %v %q\nwant UnschedulableAndUnresolvable %q", st.Code(), st.Reasons(), tc.wantReason)
-			}
-		})
+				st := e.pl.Filter(ctx, cs, tc.pod, nodeInfo("n", n.labels))
+				if n.wantReason == "" {
+					if !st.IsSuccess() {
+						t.Errorf("Filter: got %v %q, want success", st.Code(), st.Reasons())
+					}
+					return
+				}
+				if st.Code() != fwk.UnschedulableAndUnresolvable || !slices.Equal(st.Reasons(), []string{n.wantReason}) {
+					t.Errorf("Filter:\n got %v %q\nwant UnschedulableAndUnresolvable %q", st.Code(), st.Reasons(), n.wantReason)
+				}
+			})
+		}
 	}
 }
 

@@ -17,11 +17,12 @@ const indexFrom = 8
 // up in a set rather than scanning them.
 const setFrom = 8
 
-// matcher is a compiled term list. It answers exactly what
-// topology.Matches answers (an empty list matches every node, an empty
-// term matches none, expressions AND, terms OR) without allocating, so
-// Filter costs no garbage on any of the thousands of nodes it sees per
-// pod. TestMatcherAgreesWithTopologyMatches holds it to that.
+// matcher is a compiled term list. It answers exactly what Kubernetes'
+// MatchTopologySelectorTerms answers (an empty list matches every node,
+// an empty term matches none, expressions AND, terms OR) but without
+// allocating: the library builds a label selector per term on every call,
+// and Filter sees thousands of nodes per pod. TestMatcherAgreesWithKubernetes
+// holds it to the library.
 type matcher struct {
 	terms []compiledTerm
 	// pivot is a key every term constrains; byValue maps each of its

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -84,14 +85,11 @@ func TestActivation(t *testing.T) {
 	}))
 	update(vsc("content", "snap", zones("a", "b")))
 	want := []string{"default/ephemeral", "default/waiting"}
-	deadline := time.Now().Add(10 * time.Second)
 	var got []string
-	for time.Now().Before(deadline) {
-		if got = e.activator.activated(); len(got) >= len(want) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	_ = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		got = e.activator.activated()
+		return len(got) >= len(want), nil
+	}) // on timeout, the comparison below says what was activated
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("activated %q, want %q", got, want)

@@ -24,6 +24,20 @@ func bound(c *v1.PersistentVolumeClaim) *v1.PersistentVolumeClaim {
 	return c
 }
 
+// changed is the PVC c with its spec changed by f.
+func changed(c *v1.PersistentVolumeClaim, f func(*v1.PersistentVolumeClaimSpec)) *v1.PersistentVolumeClaim {
+	f(&c.Spec)
+	return c
+}
+
+// pvcRef is an unbound PVC restoring from snapshot through dataSourceRef
+// alone, in namespace when one is given (a cross-namespace reference).
+func pvcRef(name, snapshot string, namespace *string) *v1.PersistentVolumeClaim {
+	return changed(pvc(name, ""), func(s *v1.PersistentVolumeClaimSpec) {
+		s.DataSourceRef = &v1.TypedObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: snapshotKind, Name: snapshot, Namespace: namespace}
+	})
+}
+
 // preProvisioned turns a content into one made from an existing snapshot:
 // handle in spec, no status yet.
 func preProvisioned(u *unstructured.Unstructured) *unstructured.Unstructured {
@@ -63,11 +77,9 @@ func TestPreFilter(t *testing.T) {
 	}, {
 		name: "PVC cloned from another PVC",
 		pod:  podWith("p", claimVol("c")),
-		objs: []runtime.Object{func() runtime.Object {
-			c := pvc("c", "")
-			c.Spec.DataSource = &v1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "other"}
-			return c
-		}()},
+		objs: []runtime.Object{changed(pvc("c", ""), func(s *v1.PersistentVolumeClaimSpec) {
+			s.DataSource = &v1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "other"}
+		})},
 		wantCode: fwk.Skip,
 	}, {
 		name:     "bound PVC from a snapshot is ignored",
@@ -77,7 +89,7 @@ func TestPreFilter(t *testing.T) {
 	}, {
 		name:     "PVC with volumeName but not yet Bound is ignored",
 		pod:      podWith("p", claimVol("c")),
-		objs:     []runtime.Object{func() runtime.Object { c := pvc("c", "snap"); c.Spec.VolumeName = "pv"; return c }(), vs("snap", "content"), vsc("content", "snap", zones("a"))},
+		objs:     []runtime.Object{changed(pvc("c", "snap"), func(s *v1.PersistentVolumeClaimSpec) { s.VolumeName = "pv" }), vs("snap", "content"), vsc("content", "snap", zones("a"))},
 		wantCode: fwk.Skip,
 	}, {
 		name:     "dataSource resolves and caches the terms",
@@ -86,33 +98,23 @@ func TestPreFilter(t *testing.T) {
 		wantCode: fwk.Success,
 		want:     []string{"c=content:[{topology.kubernetes.io/zone in [a b]} {topology.kubernetes.io/region in [r2], topology.kubernetes.io/zone in [x]}]"},
 	}, {
-		name: "dataSourceRef only",
-		pod:  podWith("p", claimVol("c")),
-		objs: []runtime.Object{func() runtime.Object {
-			c := pvc("c", "")
-			c.Spec.DataSourceRef = &v1.TypedObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: snapshotKind, Name: "snap"}
-			return c
-		}(), vs("snap", "content"), vsc("content", "snap", zones("a"))},
+		name:     "dataSourceRef only",
+		pod:      podWith("p", claimVol("c")),
+		objs:     []runtime.Object{pvcRef("c", "snap", nil), vs("snap", "content"), vsc("content", "snap", zones("a"))},
 		wantCode: fwk.Success,
 		want:     []string{"c=content:[{topology.kubernetes.io/zone in [a]}]"},
 	}, {
-		name: "dataSourceRef in another namespace",
-		pod:  podWith("p", claimVol("c")),
-		objs: []runtime.Object{func() runtime.Object {
-			c := pvc("c", "")
-			c.Spec.DataSourceRef = &v1.TypedObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: snapshotKind, Name: "snap", Namespace: ptr.To("other")}
-			return c
-		}()},
+		name:       "dataSourceRef in another namespace",
+		pod:        podWith("p", claimVol("c")),
+		objs:       []runtime.Object{pvcRef("c", "snap", ptr.To("other"))},
 		wantCode:   fwk.UnschedulableAndUnresolvable,
 		wantReason: `VolumeSnapshot "other/snap" not found`,
 	}, {
 		name: "kind VolumeSnapshot of another group is not followed",
 		pod:  podWith("p", claimVol("c")),
-		objs: []runtime.Object{func() runtime.Object {
-			c := pvc("c", "snap")
-			c.Spec.DataSource.APIGroup = ptr.To("example.com")
-			return c
-		}()},
+		objs: []runtime.Object{changed(pvc("c", "snap"), func(s *v1.PersistentVolumeClaimSpec) {
+			s.DataSource.APIGroup = ptr.To("example.com")
+		})},
 		wantCode: fwk.Skip,
 	}, {
 		name:     "generic ephemeral volume",
@@ -191,11 +193,9 @@ func TestPreFilter(t *testing.T) {
 	}, {
 		name: "malformed nodeAffinity: not a list",
 		pod:  podWith("p", claimVol("c")),
-		objs: []runtime.Object{pvc("c", "snap"), vs("snap", "content"), func() runtime.Object {
-			u := vsc("content", "snap")
-			u.Object["spec"].(map[string]any)["nodeAffinity"] = "zone-a"
-			return u
-		}()},
+		objs: []runtime.Object{pvc("c", "snap"), vs("snap", "content"), with(vsc("content", "snap"), func(o map[string]any) {
+			o["spec"].(map[string]any)["nodeAffinity"] = "zone-a"
+		})},
 		wantCode:   fwk.UnschedulableAndUnresolvable,
 		wantReason: `VolumeSnapshotContent "content" of VolumeSnapshot "default/snap" has a malformed spec.nodeAffinity: VolumeSnapshotContent "content": field [spec nodeAffinity]: is string, not a list of topology selector terms`,
 	}, {

@@ -11,11 +11,8 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-var _ = sanity.DescribeSanity("Attach limit [zonepath]", func(sc *sanity.TestContext) {
-	var s *snapshotSuite
+var _ = describe("Attach limit [zonepath]", nil, func(s *suite) {
 	ctx := context.Background()
-	BeforeEach(func() { s = newSnapshotSuite(sc) })
-	AfterEach(func() { s.r.Cleanup() })
 
 	It("honours max_volumes_per_node: one more publish is RESOURCE_EXHAUSTED, and an unpublish makes room (spec.md ControllerPublishVolume Errors: Max volumes attached)", ruleAttachLimit, func() {
 		if !s.d.controllerCapability(csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME) {
@@ -45,31 +42,5 @@ var _ = sanity.DescribeSanity("Attach limit [zonepath]", func(sc *sanity.TestCon
 		Expect(err).NotTo(HaveOccurred(), "ControllerUnpublishVolume")
 		_, err = s.r.ControllerPublishVolume(ctx, sanity.MakeControllerPublishVolumeReq(s.sc, ids[limit], info.GetNodeId()))
 		Expect(err).NotTo(HaveOccurred(), "publishing after an unpublish made room")
-	})
-})
-
-var _ = sanity.DescribeSanity("Node topology keys [zonepath]", func(sc *sanity.TestContext) {
-	var s *snapshotSuite
-	BeforeEach(func() {
-		s = newSnapshotSuite(sc)
-		s.needSnapshotTopology()
-	})
-	AfterEach(func() { s.r.Cleanup() })
-
-	It("uses only NodeGetInfo's topology keys in snapshot topology (KEP-5943: nodeAffinity terms match node labels; NodeGetInfoResponse.accessible_topology keys are the node's labels)", ruleTopologyKeys, func() {
-		info := s.d.nodeInfo()
-		node := info.GetAccessibleTopology()
-		if node == nil {
-			Skip("the node reports no accessible_topology")
-		}
-		vol := s.volume("zp-keys-source", node)
-		snap := s.r.MustCreateSnapshot(context.Background(), s.snapshotRequest("zp-keys", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: []*csi.Topology{node}})).GetSnapshot()
-		nodeKeys := map[string]bool{}
-		for _, k := range keysOf(node) {
-			nodeKeys[k] = true
-		}
-		for _, k := range keysOf(snap.GetAccessibleTopology()...) {
-			Expect(nodeKeys).To(HaveKey(k), "snapshot topology key %q is not among NodeGetInfo's keys %v: no node label can match it", k, keysOf(node))
-		}
 	})
 })

@@ -1,16 +1,12 @@
 package sanity
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
-	. "github.com/onsi/gomega"
 )
 
 func toCSI(segs ...map[string]string) []*csi.Topology {
@@ -110,7 +106,7 @@ func formatAll(ts []*csi.Topology) string {
 	for i, t := range ts {
 		parts[i] = format(t)
 	}
-	sort.Strings(parts)
+	slices.Sort(parts)
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
@@ -121,56 +117,5 @@ func keysOf(ts ...*csi.Topology) []string {
 			set[k] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// driver answers what the plugin under test advertises.
-type driver struct {
-	sc *sanity.TestContext
-}
-
-func (d driver) pluginCapability(c csi.PluginCapability_Service_Type) bool {
-	resp, err := csi.NewIdentityClient(d.sc.ControllerConn).GetPluginCapabilities(context.Background(), &csi.GetPluginCapabilitiesRequest{})
-	Expect(err).NotTo(HaveOccurred(), "GetPluginCapabilities")
-	for _, cap := range resp.GetCapabilities() {
-		if cap.GetService().GetType() == c {
-			return true
-		}
-	}
-	return false
-}
-
-func (d driver) controllerCapability(c csi.ControllerServiceCapability_RPC_Type) bool {
-	resp, err := csi.NewControllerClient(d.sc.ControllerConn).ControllerGetCapabilities(context.Background(), &csi.ControllerGetCapabilitiesRequest{})
-	if err != nil {
-		return false // no controller service
-	}
-	for _, cap := range resp.GetCapabilities() {
-		if cap.GetRpc().GetType() == c {
-			return true
-		}
-	}
-	return false
-}
-
-func (d driver) nodeInfo() *csi.NodeGetInfoResponse {
-	resp, err := csi.NewNodeClient(d.sc.Conn).NodeGetInfo(context.Background(), &csi.NodeGetInfoRequest{})
-	Expect(err).NotTo(HaveOccurred(), "NodeGetInfo")
-	return resp
-}
-
-// segments is the configured list, or the node's own segment.
-func (d driver) segments() []*csi.Topology {
-	if segs := config().Segments; len(segs) > 0 {
-		return toCSI(segs...)
-	}
-	if t := d.nodeInfo().GetAccessibleTopology(); t != nil {
-		return []*csi.Topology{t}
-	}
-	return nil
+	return slices.Sorted(maps.Keys(set))
 }
