@@ -21,9 +21,8 @@ import (
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
 )
 
@@ -46,28 +45,12 @@ const (
 // benchRun makes names unique across every run of every benchmark.
 var benchRun atomic.Int64
 
-// benchClient connects to the driver like a CO: one connection shared by
-// every concurrent caller.
-func benchClient(b *testing.B, endpoint string) csi.ControllerClient {
+// benchClient serves a driver and connects to it like a CO: one
+// connection shared by every concurrent caller.
+func benchClient(b *testing.B) csi.ControllerClient {
 	b.Helper()
 	plugin.ApplyRuntimeDefaults() // the GC target bin/zonepath runs with
-	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
-	return csi.NewControllerClient(conn)
-}
-
-func benchVolumeRequest(name string) *csi.CreateVolumeRequest {
-	return &csi.CreateVolumeRequest{
-		Name:          name,
-		CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30},
-		VolumeCapabilities: []*csi.VolumeCapability{{
-			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		}},
-	}
+	return csi.NewControllerClient(drivertest.Start(b, drivertest.Options{}).Conn(b))
 }
 
 // parallel runs op(worker, i) for i in [0, n), split over conc goroutines,
@@ -115,7 +98,7 @@ func benchTimed(b *testing.B, conc int, op func(worker, i int) error) {
 func createVolumes(ctx context.Context, c csi.ControllerClient, conc, n int, prefix string) ([]string, error) {
 	ids := make([][]string, conc)
 	err := parallel(conc, n, func(w, i int) error {
-		resp, err := c.CreateVolume(ctx, benchVolumeRequest(fmt.Sprintf("%s-w%d-%d", prefix, w, i)))
+		resp, err := c.CreateVolume(ctx, drivertest.VolumeRequest(fmt.Sprintf("%s-w%d-%d", prefix, w, i), 1<<30, nil))
 		if err != nil {
 			return err
 		}
@@ -202,7 +185,7 @@ func BenchmarkCreateVolume(b *testing.B) {
 	for _, n := range benchObjects {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			c := benchClient(b, startDriver(b, plugin.Config{}))
+			c := benchClient(b)
 			start := time.Now()
 			if _, err := createVolumes(ctx, c, benchPopulateConcurrency, n, "pre"); err != nil {
 				b.Fatal(err)
@@ -213,7 +196,7 @@ func BenchmarkCreateVolume(b *testing.B) {
 					run := benchRun.Add(1)
 					ids := make([][]string, conc)
 					benchTimed(b, conc, func(w, i int) error {
-						resp, err := c.CreateVolume(ctx, benchVolumeRequest(fmt.Sprintf("bench-r%d-w%d-%d", run, w, i)))
+						resp, err := c.CreateVolume(ctx, drivertest.VolumeRequest(fmt.Sprintf("bench-r%d-w%d-%d", run, w, i), 1<<30, nil))
 						if err != nil {
 							return err
 						}
@@ -239,7 +222,7 @@ func BenchmarkCreateSnapshot(b *testing.B) {
 	for _, n := range benchObjects {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			c := benchClient(b, startDriver(b, plugin.Config{}))
+			c := benchClient(b)
 			sources := populateSnapshots(b, ctx, c, n)
 			for _, conc := range benchConcurrency {
 				b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
@@ -277,7 +260,7 @@ func BenchmarkListSnapshots(b *testing.B) {
 	for _, n := range benchObjects {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			c := benchClient(b, startDriver(b, plugin.Config{}))
+			c := benchClient(b)
 			populateSnapshots(b, ctx, c, n)
 			if got, _, err := listAll(ctx, c); err != nil || got != n {
 				b.Fatalf("listing before the benchmark: %d snapshots, err %v; want %d", got, err, n)

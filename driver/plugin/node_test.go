@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	mountutils "k8s.io/mount-utils"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
 )
 
@@ -58,7 +59,7 @@ func TestNodeControlCharactersAreInvalid(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "target")
 	publish := func(mutate func(*csi.NodePublishVolumeRequest)) func() error {
 		return func() error {
-			req := &csi.NodePublishVolumeRequest{VolumeId: vol, TargetPath: target, StagingTargetPath: staging, VolumeCapability: mountCapability()}
+			req := &csi.NodePublishVolumeRequest{VolumeId: vol, TargetPath: target, StagingTargetPath: staging, VolumeCapability: drivertest.MountCapability()}
 			mutate(req)
 			_, err := d.NodePublishVolume(ctx, req)
 			return err
@@ -66,11 +67,11 @@ func TestNodeControlCharactersAreInvalid(t *testing.T) {
 	}
 	runCodeCases(t, []codeCase{
 		{"NodeStageVolume staging path with NUL", func() error {
-			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging + "\x00x", VolumeCapability: mountCapability()})
+			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging + "\x00x", VolumeCapability: drivertest.MountCapability()})
 			return err
 		}, codes.InvalidArgument},
 		{"NodeStageVolume volume_context key with newline", func() error {
-			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging, VolumeCapability: mountCapability(), VolumeContext: map[string]string{"a\nb": "v"}})
+			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging, VolumeCapability: drivertest.MountCapability(), VolumeContext: map[string]string{"a\nb": "v"}})
 			return err
 		}, codes.InvalidArgument},
 		{"NodePublishVolume target path with NUL", publish(func(r *csi.NodePublishVolumeRequest) { r.TargetPath = target + "\x00" }), codes.InvalidArgument},
@@ -135,7 +136,7 @@ func TestNodePathsTheCOOwns(t *testing.T) {
 	writeAt(t, aFile, []byte("not a directory"))
 	stage := func(path string) func() error {
 		return func() error {
-			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: path, VolumeCapability: mountCapability()})
+			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: path, VolumeCapability: drivertest.MountCapability()})
 			return err
 		}
 	}
@@ -179,7 +180,7 @@ func TestNodeUnpublishLeavesWhatItDidNotMake(t *testing.T) {
 		t.Fatalf("a user's file is gone: %v", err)
 	}
 
-	if d.p.MountKind() == "bind" {
+	if d.Plugin.MountKind() == "bind" {
 		foreign, source := filepath.Join(dir, "foreign"), filepath.Join(dir, "foreign-source")
 		for _, p := range []string{foreign, source} {
 			if err := os.Mkdir(p, 0o750); err != nil {
@@ -239,7 +240,7 @@ func TestBlockVolumeOnTheNode(t *testing.T) {
 	for _, mode := range []string{"auto", "none"} {
 		t.Run(mode, func(t *testing.T) {
 			d := newTestDriver(t, func(c *plugin.Config) { c.Mount = mode })
-			if mode == "auto" && d.p.MountKind() != "bind" {
+			if mode == "auto" && d.Plugin.MountKind() != "bind" {
 				t.Skip("--mount auto found no bind mounts here (needs CAP_SYS_ADMIN); the none case checks the paths")
 			}
 			ctx := context.Background()
@@ -253,7 +254,7 @@ func TestBlockVolumeOnTheNode(t *testing.T) {
 			if st, err := os.Stat(target); err != nil || !st.Mode().IsRegular() {
 				t.Fatalf("target %s is not a file: %v", target, err)
 			}
-			if d.p.MountKind() == "bind" {
+			if d.Plugin.MountKind() == "bind" {
 				if !isMountPoint(target) {
 					t.Fatal("the block target is not a mount")
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/world"
 )
@@ -21,7 +22,7 @@ func region(r string) *csi.Topology {
 // accessibility_requirements.
 func TestSnapshotPlacement(t *testing.T) {
 	c := newClient(t, "")
-	src := c.mustCreateVolume(volumeRequest("placement-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")}))
+	src := c.mustCreateVolume(drivertest.VolumeRequest("placement-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")}))
 	tests := []struct {
 		name   string
 		params map[string]string
@@ -58,8 +59,8 @@ func TestSnapshotPlacement(t *testing.T) {
 func TestSnapshotIdempotency(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	a := c.mustCreateVolume(volumeRequest("idem-a", gib, nil))
-	b := c.mustCreateVolume(volumeRequest("idem-b", gib, nil))
+	a := c.mustCreateVolume(drivertest.VolumeRequest("idem-a", gib, nil))
+	b := c.mustCreateVolume(drivertest.VolumeRequest("idem-b", gib, nil))
 	inA := &csi.TopologyRequirement{Requisite: zones("zone-a")}
 	first := c.mustCreateSnapshot("idem", a.GetVolumeId(), inA)
 	tests := []struct {
@@ -92,7 +93,7 @@ func TestSnapshotIdempotency(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	vol := c.mustCreateVolume(volumeRequest("bad-input-source", gib, nil))
+	vol := c.mustCreateVolume(drivertest.VolumeRequest("bad-input-source", gib, nil))
 	many := make([]*csi.Topology, world.MaxSegmentsPerRequirement+1)
 	for i := range many {
 		many[i] = zone("zone-a")
@@ -104,19 +105,19 @@ func TestBadInput(t *testing.T) {
 		wantMsg  string
 	}{
 		{"unknown topology key", func() error {
-			_, err := c.CreateVolume(ctx, volumeRequest("bad-1", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{"example.com/rack": "r1"}}}}))
+			_, err := c.CreateVolume(ctx, drivertest.VolumeRequest("bad-1", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{"example.com/rack": "r1"}}}}))
 			return err
 		}, codes.InvalidArgument, "unknown topology key"},
 		{"empty segment", func() error {
-			_, err := c.CreateVolume(ctx, volumeRequest("bad-2", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{}}}))
+			_, err := c.CreateVolume(ctx, drivertest.VolumeRequest("bad-2", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{}}}))
 			return err
 		}, codes.InvalidArgument, "requisite[0]"},
 		{"malformed value", func() error {
-			_, err := c.CreateVolume(ctx, volumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{world.DefaultZoneKey: "a b/c"}}}}))
+			_, err := c.CreateVolume(ctx, drivertest.VolumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{world.DefaultZoneKey: "a b/c"}}}}))
 			return err
 		}, codes.InvalidArgument, "preferred[0]"},
 		{"oversized requirement", func() error {
-			_, err := c.CreateVolume(ctx, volumeRequest("bad-5", gib, &csi.TopologyRequirement{Requisite: many}))
+			_, err := c.CreateVolume(ctx, drivertest.VolumeRequest("bad-5", gib, &csi.TopologyRequirement{Requisite: many}))
 			return err
 		}, codes.InvalidArgument, "more than"},
 		{"volume ID escaping the data directory", func() error {
@@ -137,7 +138,7 @@ func TestBadInput(t *testing.T) {
 		}, codes.InvalidArgument, "unknown parameter"},
 		{"unclean target path", func() error {
 			_, err := c.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: vol.GetVolumeId(), TargetPath: "/tmp/../etc/x",
-				VolumeCapability: volumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
+				VolumeCapability: drivertest.VolumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
 			return err
 		}, codes.InvalidArgument, "absolute, clean"},
 		{"stats for a path the volume is not mounted at", func() error {
@@ -160,7 +161,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func restoreRequest(name, snapshotID string) *csi.CreateVolumeRequest {
-	r := volumeRequest(name, gib, nil)
+	r := drivertest.VolumeRequest(name, gib, nil)
 	r.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snapshotID}}}
 	return r
 }
@@ -182,11 +183,11 @@ func TestAttachLimit(t *testing.T) {
 	var ids []string
 	publish := func(id string) error {
 		_, err := c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: id, NodeId: info.GetNodeId(),
-			VolumeCapability: volumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
+			VolumeCapability: drivertest.VolumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
 		return err
 	}
 	for i := int64(0); i <= limit; i++ {
-		v := c.mustCreateVolume(volumeRequest("limit-"+string(rune('a'+i)), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
+		v := c.mustCreateVolume(drivertest.VolumeRequest("limit-"+string(rune('a'+i)), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
 		ids = append(ids, v.GetVolumeId())
 	}
 	for _, id := range ids[:limit] {
@@ -215,7 +216,7 @@ func TestAttachLimit(t *testing.T) {
 func TestSnapshotWithoutRequirementsStaysInSourceZone(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	src := c.mustCreateVolume(volumeRequest("quota-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-c")}))
+	src := c.mustCreateVolume(drivertest.VolumeRequest("quota-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-c")}))
 	fill := c.mustCreateSnapshot("quota-fill", src.GetVolumeId(), nil) // zone-c's snapshotQuota is 1
 	if got := fill.GetAccessibleTopology(); !sameTopology(got, zones("zone-c")) {
 		t.Fatalf("snapshot without requirements usable from %v, want its source's zone-c", got)
@@ -260,7 +261,7 @@ func TestSnapshotWithoutRequirementsStaysInSourceZone(t *testing.T) {
 func TestGlobalSnapshotScope(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	src := c.mustCreateVolume(volumeRequest("global-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
+	src := c.mustCreateVolume(drivertest.VolumeRequest("global-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
 	global := map[string]string{plugin.ParamSnapshotScope: "global"}
 	tests := []struct {
 		name string
