@@ -200,7 +200,7 @@ func (p *Plugin) checkStaged(volID, staging string) error {
 		return err
 	}
 	var m *state.Mount
-	p.store.View(func(tx *state.Tx) { m = tx.Mount(volID, staging) })
+	p.store.View(func(r state.Reader) { m = r.Mount(volID, staging) })
 	if m == nil || !m.Staging {
 		return status.Errorf(codes.FailedPrecondition, "volume %s is not staged at %s: call NodeStageVolume first", volID, truncate(staging))
 	}
@@ -211,8 +211,8 @@ func (p *Plugin) checkStaged(volID, staging string) error {
 // one target path at most (spec: NodePublishVolume Errors, FAILED_PRECONDITION).
 func (p *Plugin) checkSingleWriter(volID, target string) error {
 	var other string
-	p.store.View(func(tx *state.Tx) {
-		for _, m := range tx.MountsOf(volID) {
+	p.store.View(func(r state.Reader) {
+		for _, m := range r.MountsOf(volID) {
 			if !m.Staging && m.Path != target {
 				other = m.Path
 			}
@@ -264,7 +264,7 @@ func mountPoint(m *state.Mount) string {
 // records it.
 func (p *Plugin) mount(m *state.Mount, source string) error {
 	var existing *state.Mount
-	p.store.View(func(tx *state.Tx) { existing = tx.Mount(m.VolumeID, m.Path) })
+	p.store.View(func(r state.Reader) { existing = r.Mount(m.VolumeID, m.Path) })
 	if existing != nil {
 		if existing.Readonly != m.Readonly || existing.Block != m.Block || existing.Staging != m.Staging {
 			return status.Errorf(codes.AlreadyExists, "volume %s is already mounted at %s with other options", m.VolumeID, m.Path)
@@ -339,7 +339,7 @@ func (p *Plugin) showsVolume(path string, m *state.Mount) bool {
 // directory, nor a directory holding files it did not put there.
 func (p *Plugin) unmount(volID, path string, staging bool) error {
 	var m *state.Mount
-	p.store.View(func(tx *state.Tx) { m = tx.Mount(volID, path) })
+	p.store.View(func(r state.Reader) { m = r.Mount(volID, path) })
 	if m == nil || m.Staging != staging {
 		return nil
 	}
@@ -397,7 +397,7 @@ func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeS
 		return nil, err
 	}
 	var m *state.Mount
-	p.store.View(func(tx *state.Tx) { m = tx.Mount(req.GetVolumeId(), req.GetVolumePath()) })
+	p.store.View(func(r state.Reader) { m = r.Mount(req.GetVolumeId(), req.GetVolumePath()) })
 	if m == nil {
 		return nil, status.Errorf(codes.NotFound, "volume %s is not staged or published at %s", req.GetVolumeId(), req.GetVolumePath())
 	}

@@ -104,7 +104,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 			if got := s.PublishedNodes("vol-a"); !equal(got, []string{"node-1"}) {
 				t.Errorf("PublishedNodes(vol-a) = %v", got)
 			}
-			s.View(func(tx *Tx) {
+			s.View(func(tx Reader) {
 				if got := plainPublication(tx.Publication("vol-a", "node-1")); !equal(got, plainPublication(pubs[0])) {
 					t.Errorf("Publication(vol-a, node-1) = %+v", got)
 				}

@@ -117,10 +117,11 @@ func (s *Store) SnapshotByName(name string) *Snapshot {
 	return nil
 }
 
-// View runs fn against the writer's view, read-only, under the read lock:
-// for checks that must see writes still being committed.
-func (s *Store) View(fn func(tx *Tx)) {
+// View runs fn against the writer's view under the read lock: for checks
+// that must see writes still being committed. fn gets a Reader, which
+// cannot write; writes go through Update.
+func (s *Store) View(fn func(r Reader)) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	fn(&Tx{s: s})
+	fn(Reader{s: s})
 }

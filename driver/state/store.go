@@ -344,7 +344,7 @@ func (s *Store) Update(fn func(tx *Tx) error) error {
 		s.mu.Unlock()
 		return err
 	}
-	tx := &Tx{s: s}
+	tx := &Tx{Reader: Reader{s: s}}
 	if err := fn(tx); err != nil {
 		s.mu.Unlock()
 		return err

@@ -34,7 +34,7 @@ func TestVolumes(t *testing.T) {
 		if got := plainVolume(s.VolumeByName(tc.name)); !equal(got, plainVolume(tc.want)) {
 			t.Errorf("Store.VolumeByName(%q) = %+v, want %+v", tc.name, got, tc.want)
 		}
-		s.View(func(tx *Tx) {
+		s.View(func(tx Reader) {
 			if got := plainVolume(tx.Volume(tc.id)); !equal(got, plainVolume(tc.want)) {
 				t.Errorf("Tx.Volume(%q) = %+v, want %+v", tc.id, got, tc.want)
 			}
@@ -58,7 +58,7 @@ func TestVolumes(t *testing.T) {
 	if v := s.VolumeByName("pvc-1"); v != nil {
 		t.Errorf("after delete Store.VolumeByName(pvc-1) = %+v", v)
 	}
-	s.View(func(tx *Tx) {
+	s.View(func(tx Reader) {
 		if v := tx.Volume("vol-1"); v != nil {
 			t.Errorf("after delete Tx.Volume(vol-1) = %+v", v)
 		}
@@ -156,7 +156,7 @@ func TestVolumeNameIndex(t *testing.T) {
 					if gotID != wantID {
 						t.Errorf("%s: Store.VolumeByName(%q) = %q, want %q", when, name, gotID, wantID)
 					}
-					s.View(func(tx *Tx) {
+					s.View(func(tx Reader) {
 						gotID := ""
 						if v := tx.VolumeByName(name); v != nil {
 							gotID = v.ID
@@ -195,7 +195,7 @@ func TestSnapshots(t *testing.T) {
 		if got := plainSnapshot(s.SnapshotByName(tc.name)); !equal(got, plainSnapshot(tc.want)) {
 			t.Errorf("Store.SnapshotByName(%q) = %+v, want %+v", tc.name, got, tc.want)
 		}
-		s.View(func(tx *Tx) {
+		s.View(func(tx Reader) {
 			if got := plainSnapshot(tx.Snapshot(tc.id)); !equal(got, plainSnapshot(tc.want)) {
 				t.Errorf("Tx.Snapshot(%q) = %+v, want %+v", tc.id, got, tc.want)
 			}
@@ -204,7 +204,7 @@ func TestSnapshots(t *testing.T) {
 			}
 		})
 	}
-	s.View(func(tx *Tx) {
+	s.View(func(tx Reader) {
 		for vol, want := range map[string]bool{"vol-1": true, "vol-2": true, "vol-3": false} {
 			if got := tx.HasSnapshots(vol); got != want {
 				t.Errorf("HasSnapshots(%s) = %v, want %v", vol, got, want)
@@ -214,7 +214,7 @@ func TestSnapshots(t *testing.T) {
 
 	// Replacing a snapshot with a new source moves it in the source index.
 	mustUpdate(t, s, func(tx *Tx) { tx.PutSnapshot(snap("snap-2", "vs-2b", "vol-1", "west/a")) })
-	s.View(func(tx *Tx) {
+	s.View(func(tx Reader) {
 		if tx.HasSnapshots("vol-2") {
 			t.Errorf("HasSnapshots(vol-2) = true after snap-2 moved to vol-1")
 		}
@@ -233,13 +233,13 @@ func TestSnapshots(t *testing.T) {
 	if got := s.SnapshotByName("vs-1"); got != nil {
 		t.Errorf("SnapshotByName(vs-1) after delete = %+v", got)
 	}
-	s.View(func(tx *Tx) {
+	s.View(func(tx Reader) {
 		if !tx.HasSnapshots("vol-1") {
 			t.Errorf("HasSnapshots(vol-1) = false while snap-2 remains")
 		}
 	})
 	mustUpdate(t, s, func(tx *Tx) { tx.DeleteSnapshot("snap-2") })
-	s.View(func(tx *Tx) {
+	s.View(func(tx Reader) {
 		if tx.HasSnapshots("vol-1") {
 			t.Errorf("HasSnapshots(vol-1) = true after deleting every snapshot")
 		}
@@ -271,7 +271,7 @@ func TestPublications(t *testing.T) {
 				t.Errorf("PublishedNodes(%s) = %v, want %v", vol, got, nodes)
 			}
 		}
-		s.View(func(tx *Tx) {
+		s.View(func(tx Reader) {
 			for node, n := range w.perNode {
 				if got := tx.PublishedVolumes(node); got != n {
 					t.Errorf("PublishedVolumes(%s) = %d, want %d", node, got, n)
@@ -376,7 +376,7 @@ func TestMounts(t *testing.T) {
 
 	mountsOf := func(s *Store, vol string) []*Mount {
 		var out []*Mount
-		s.View(func(tx *Tx) {
+		s.View(func(tx Reader) {
 			for _, m := range tx.MountsOf(vol) {
 				out = append(out, plainMount(m))
 			}
@@ -398,7 +398,7 @@ func TestMounts(t *testing.T) {
 			t.Errorf("MountsOf(%s) = %+v, want %+v", tc.vol, got, tc.want)
 		}
 	}
-	s.View(func(tx *Tx) {
+	s.View(func(tx Reader) {
 		if got := plainMount(tx.Mount("v1", "/stage/v1")); !equal(got, plainMount(stage)) {
 			t.Errorf("Mount(v1, /stage/v1) = %+v", got)
 		}
@@ -470,7 +470,7 @@ func TestUsageAccounting(t *testing.T) {
 				if got := s.ZoneUsage(zone); got != want {
 					t.Errorf("ZoneUsage(%s) = %+v, want %+v", zone, got, want)
 				}
-				s.View(func(tx *Tx) {
+				s.View(func(tx Reader) {
 					if got := tx.Usage(zone); got != want {
 						t.Errorf("Tx.Usage(%s) = %+v, want %+v", zone, got, want)
 					}
@@ -555,7 +555,7 @@ func TestUpdateErrorWritesNothing(t *testing.T) {
 				if got := s.PublishedNodes("v1"); !equal(got, []string{"n1"}) {
 					t.Errorf("%s: PublishedNodes(v1) = %v", when, got)
 				}
-				s.View(func(tx *Tx) {
+				s.View(func(tx Reader) {
 					if tx.Volume("new") != nil || tx.Snapshot("s2") != nil || tx.Publication("v1", "n2") != nil || tx.Mount("v1", "/q") != nil {
 						t.Errorf("%s: a write of the failed Update is in the writer's view", when)
 					}
@@ -574,7 +574,7 @@ func TestUpdateErrorWritesNothing(t *testing.T) {
 			// A later successful Update must not flush the failed one's writes.
 			mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("later", "later", "z9", 1)) })
 			s = reopen(t, s, dir)
-			s.View(func(tx *Tx) {
+			s.View(func(tx Reader) {
 				if tx.Volume("later") == nil {
 					t.Errorf("volume of the later Update missing after reopen")
 				}

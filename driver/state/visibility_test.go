@@ -28,12 +28,12 @@ func holdCommits(t *testing.T, s *Store) (release func()) {
 }
 
 // waitWriter polls the writer's view until cond holds.
-func waitWriter(t *testing.T, s *Store, what string, cond func(tx *Tx) bool) {
+func waitWriter(t *testing.T, s *Store, what string, cond func(tx Reader) bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		ok := false
-		s.View(func(tx *Tx) { ok = cond(tx) })
+		s.View(func(tx Reader) { ok = cond(tx) })
 		if ok {
 			return
 		}
@@ -63,7 +63,7 @@ func TestReadersSeeOnlyDurableCreates(t *testing.T) {
 		tx.PutSnapshot(snap("snap-2", "sn2", "vol-1", "z"))
 		tx.PutPublication(&Publication{VolumeID: "vol-1", NodeID: "node"})
 	})
-	waitWriter(t, s, "vol-2", func(tx *Tx) bool { return tx.Volume("vol-2") != nil })
+	waitWriter(t, s, "vol-2", func(tx Reader) bool { return tx.Volume("vol-2") != nil })
 
 	// The commit is blocked: Update has not returned.
 	select {
@@ -98,7 +98,7 @@ func TestReadersSeeOnlyDurableCreates(t *testing.T) {
 	if got := s.ZoneUsage("z"); got != (Usage{Bytes: 30, Snapshots: 2}) {
 		t.Errorf("ZoneUsage(z) = %+v while committing, want {30 2}", got)
 	}
-	s.View(func(tx *Tx) {
+	s.View(func(tx Reader) {
 		if tx.VolumeByName("n2") == nil || tx.SnapshotByName("sn2") == nil || tx.Publication("vol-1", "node") == nil {
 			t.Errorf("writer's view misses a pending record")
 		}
@@ -146,7 +146,7 @@ func TestReadersSeeDeletesOnlyWhenDurable(t *testing.T) {
 		tx.DeleteVolume("vol-2")
 		tx.DeleteSnapshot("snap-1")
 	})
-	waitWriter(t, s, "deletion of vol-2", func(tx *Tx) bool { return tx.Volume("vol-2") == nil })
+	waitWriter(t, s, "deletion of vol-2", func(tx Reader) bool { return tx.Volume("vol-2") == nil })
 
 	// A deletion not yet durable is not yet seen by ID lookups and listings:
 	// the record would come back after a crash.
@@ -192,7 +192,7 @@ func TestGroupCommit(t *testing.T) {
 	for i := 0; i < n; i++ {
 		id := string(rune('a' + i))
 		dones[i] = asyncUpdate(s, func(tx *Tx) { tx.PutVolume(vol(id, "name-"+id, "z", 1)) })
-		waitWriter(t, s, id, func(tx *Tx) bool { return tx.Volume(id) != nil })
+		waitWriter(t, s, id, func(tx Reader) bool { return tx.Volume(id) != nil })
 	}
 	if got := s.ZoneUsage("z"); got != (Usage{Bytes: n}) {
 		t.Errorf("ZoneUsage(z) with %d queued creates = %+v", n, got)
@@ -248,9 +248,9 @@ func TestDeleteThenRecreate(t *testing.T) {
 					// Wait until this update is in the writer's view.
 					switch i {
 					case 0:
-						waitWriter(t, s, "delete", func(tx *Tx) bool { return tx.Volume("v1") == nil })
+						waitWriter(t, s, "delete", func(tx Reader) bool { return tx.Volume("v1") == nil })
 					case 1:
-						waitWriter(t, s, "recreate", func(tx *Tx) bool { return tx.Volume("v1") != nil })
+						waitWriter(t, s, "recreate", func(tx Reader) bool { return tx.Volume("v1") != nil })
 					}
 				}
 				release()
@@ -296,9 +296,9 @@ func queueBehindCommit(t *testing.T, s *Store, updates ...func(tx *Tx)) (commit 
 	var dones []<-chan error
 	for i, u := range updates {
 		var seq uint64
-		s.View(func(tx *Tx) { seq = tx.s.seq })
+		s.View(func(tx Reader) { seq = tx.s.seq })
 		dones = append(dones, asyncUpdate(s, u))
-		waitWriter(t, s, fmt.Sprintf("update %d", i), func(tx *Tx) bool { return tx.s.seq > seq })
+		waitWriter(t, s, fmt.Sprintf("update %d", i), func(tx Reader) bool { return tx.s.seq > seq })
 	}
 	// The commit is blocked: no Update has returned.
 	for i, d := range dones {
@@ -411,7 +411,7 @@ func TestReadersKeepReplacedVersionUntilDurable(t *testing.T) {
 		volCap := func(v *Volume) string { return fmt.Sprint(v.CapacityBytes) }
 		snapSize := func(v *Snapshot) string { return fmt.Sprint(v.SizeBytes) }
 		var out map[string]string
-		s.View(func(tx *Tx) {
+		s.View(func(tx Reader) {
 			out = map[string]string{
 				"Volume(v1)":             orDash(tx.Volume("v1"), volCap),
 				"VolumeByName(n1)":       orDash(tx.VolumeByName("n1"), volCap),
@@ -611,7 +611,7 @@ func TestReaderIndexesKeepEntriesUntilDurable(t *testing.T) {
 	}
 	writerView := func(s *Store) map[string]string {
 		var out map[string]string
-		s.View(func(tx *Tx) {
+		s.View(func(tx Reader) {
 			out = map[string]string{
 				"Volume(vA)":               orDash(tx.Volume("vA"), volID),
 				"VolumeByName(na)":         orDash(tx.VolumeByName("na"), volID),
