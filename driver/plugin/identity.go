@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -47,4 +49,31 @@ func (p *Plugin) volumeTopology() bool { return !p.cfg.DisableVolumeAccessibilit
 // creates snapshots, so it is off without the controller service.
 func (p *Plugin) snapshotTopology() bool {
 	return p.controllerService() && !p.cfg.DisableSnapshotAccessibility
+}
+
+// Capabilities that DisableCapabilities can switch off.
+const (
+	CapControllerService     = "CONTROLLER_SERVICE"
+	CapVolumeAccessibility   = "VOLUME_ACCESSIBILITY_CONSTRAINTS"
+	CapSnapshotAccessibility = "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
+)
+
+// DisableCapabilities switches off the named plugin capabilities, so that
+// the driver plays one that lacks them. Blank names are ignored; an
+// unknown name is an error naming it.
+func (c *Config) DisableCapabilities(names []string) error {
+	for _, n := range names {
+		switch strings.TrimSpace(n) {
+		case "":
+		case CapControllerService:
+			c.DisableControllerService = true
+		case CapVolumeAccessibility:
+			c.DisableVolumeAccessibility = true
+		case CapSnapshotAccessibility:
+			c.DisableSnapshotAccessibility = true
+		default:
+			return fmt.Errorf("unknown capability %q (known: %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility)
+		}
+	}
+	return nil
 }
