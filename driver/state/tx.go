@@ -43,10 +43,7 @@ func (r Reader) Volume(id string) *Volume { return r.s.volumes.live(id) }
 
 // VolumeByName returns the live volume with the given name, or nil.
 func (r Reader) VolumeByName(name string) *Volume {
-	if v := r.s.volumes.live(r.s.volumeNames[name]); v != nil && v.Name == name {
-		return v
-	}
-	return nil
+	return named(r.s.volumes.live(r.s.volumeNames[name]), name, volumeName)
 }
 
 // Snapshot returns the live snapshot with the given ID, or nil.
@@ -54,14 +51,8 @@ func (r Reader) Snapshot(id string) *Snapshot { return r.s.snapshots.live(id) }
 
 // SnapshotByName returns the live snapshot with the given name, or nil.
 func (r Reader) SnapshotByName(name string) *Snapshot {
-	if v := r.s.snapshots.live(r.s.snapshotNames[name]); v != nil && v.Name == name {
-		return v
-	}
-	return nil
+	return named(r.s.snapshots.live(r.s.snapshotNames[name]), name, snapshotName)
 }
-
-// The name and source indexes keep entries until a deletion or rename is
-// durable, for readers; the writer's lookups check the row still matches.
 
 // Usage returns what a zone holds, counting writes not yet durable.
 func (r Reader) Usage(zone string) Usage {
