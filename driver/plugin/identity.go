@@ -23,20 +23,29 @@ func (p *Plugin) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, 
 // GetPluginCapabilities implements csi.IdentityServer. Each capability can
 // be switched off so the driver can play one that lacks it.
 func (p *Plugin) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
-	var caps []*csi.PluginCapability
-	add := func(c csi.PluginCapability_Service_Type) {
-		caps = append(caps, &csi.PluginCapability{Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: c}}})
-	}
+	var services []csi.PluginCapability_Service_Type
 	if p.controllerService() {
-		add(csi.PluginCapability_Service_CONTROLLER_SERVICE)
+		services = append(services, csi.PluginCapability_Service_CONTROLLER_SERVICE)
 	}
 	if p.volumeTopology() {
-		add(csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS)
+		services = append(services, csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS)
 	}
 	if p.snapshotTopology() {
-		add(csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)
+		services = append(services, csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)
 	}
-	return &csi.GetPluginCapabilitiesResponse{Capabilities: caps}, nil
+	return &csi.GetPluginCapabilitiesResponse{Capabilities: wrapAll(services, func(t csi.PluginCapability_Service_Type) *csi.PluginCapability {
+		return &csi.PluginCapability{Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: t}}}
+	})}, nil
+}
+
+// wrapAll wraps each capability type in its message: the three
+// Get*Capabilities responses differ only in the wrapping.
+func wrapAll[T, M any](types []T, wrap func(T) M) []M {
+	out := make([]M, 0, len(types))
+	for _, t := range types {
+		out = append(out, wrap(t))
+	}
+	return out
 }
 
 func (p *Plugin) controllerService() bool {

@@ -32,18 +32,19 @@ func (p *Plugin) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.Nod
 	return resp, nil
 }
 
+// nodeRPCs are the node capabilities this driver reports.
+var nodeRPCs = []csi.NodeServiceCapability_RPC_Type{
+	csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME,
+	csi.NodeServiceCapability_RPC_GET_VOLUME_STATS,
+	csi.NodeServiceCapability_RPC_EXPAND_VOLUME,
+	csi.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
+}
+
 // NodeGetCapabilities implements csi.NodeServer.
 func (p *Plugin) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequest) (*csi.NodeGetCapabilitiesResponse, error) {
-	var caps []*csi.NodeServiceCapability
-	for _, c := range []csi.NodeServiceCapability_RPC_Type{
-		csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME,
-		csi.NodeServiceCapability_RPC_GET_VOLUME_STATS,
-		csi.NodeServiceCapability_RPC_EXPAND_VOLUME,
-		csi.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
-	} {
-		caps = append(caps, &csi.NodeServiceCapability{Type: &csi.NodeServiceCapability_Rpc{Rpc: &csi.NodeServiceCapability_RPC{Type: c}}})
-	}
-	return &csi.NodeGetCapabilitiesResponse{Capabilities: caps}, nil
+	return &csi.NodeGetCapabilitiesResponse{Capabilities: wrapAll(nodeRPCs, func(t csi.NodeServiceCapability_RPC_Type) *csi.NodeServiceCapability {
+		return &csi.NodeServiceCapability{Type: &csi.NodeServiceCapability_Rpc{Rpc: &csi.NodeServiceCapability_RPC{Type: t}}}
+	})}, nil
 }
 
 // checkPath validates a path the CO gives: absolute, clean, in a
@@ -152,13 +153,10 @@ func (p *Plugin) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRe
 
 // NodeUnstageVolume implements csi.NodeServer.
 func (p *Plugin) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolumeRequest) (*csi.NodeUnstageVolumeResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
+	if err := p.unmountAt(req.GetVolumeId(), "staging_target_path", req.GetStagingTargetPath(), true); err != nil {
 		return nil, err
 	}
-	if err := p.checkPath("staging_target_path", req.GetStagingTargetPath()); err != nil {
-		return nil, err
-	}
-	return &csi.NodeUnstageVolumeResponse{}, p.unmount(req.GetVolumeId(), req.GetStagingTargetPath(), true)
+	return &csi.NodeUnstageVolumeResponse{}, nil
 }
 
 // NodePublishVolume implements csi.NodeServer: the staged volume is
@@ -227,13 +225,22 @@ func (p *Plugin) checkSingleWriter(volID, target string) error {
 // NodeUnpublishVolume implements csi.NodeServer; the target path the
 // driver created is removed, as the CO expects.
 func (p *Plugin) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
+	if err := p.unmountAt(req.GetVolumeId(), "target_path", req.GetTargetPath(), false); err != nil {
 		return nil, err
 	}
-	if err := p.checkPath("target_path", req.GetTargetPath()); err != nil {
-		return nil, err
+	return &csi.NodeUnpublishVolumeResponse{}, nil
+}
+
+// unmountAt checks volID and path (the request's field named field) and
+// undoes the stage (staging) or publish of the volume there.
+func (p *Plugin) unmountAt(volID, field, path string, staging bool) error {
+	if err := checkID("volume_id", volID); err != nil {
+		return err
 	}
-	return &csi.NodeUnpublishVolumeResponse{}, p.unmount(req.GetVolumeId(), req.GetTargetPath(), false)
+	if err := p.checkPath(field, path); err != nil {
+		return err
+	}
+	return p.unmount(volID, path, staging)
 }
 
 func checkCapabilityFits(c *csi.VolumeCapability, block bool) error {
@@ -383,13 +390,7 @@ func removeCreated(path string) error {
 // NodeGetVolumeStats implements csi.NodeServer for a path the volume is
 // staged or published at.
 func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
-		return nil, err
-	}
-	if req.GetVolumePath() == "" {
-		return nil, status.Error(codes.InvalidArgument, "volume_path is required")
-	}
-	if err := checkText("volume_path", req.GetVolumePath()); err != nil {
+	if err := checkVolumePath(req.GetVolumeId(), req.GetVolumePath()); err != nil {
 		return nil, err
 	}
 	block, err := p.nodeVolume(req.GetVolumeId())
@@ -415,6 +416,19 @@ func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeS
 	}}, nil
 }
 
+// checkVolumePath validates the volume_id and volume_path of
+// NodeGetVolumeStats and NodeExpandVolume, which both name a volume by a
+// path it is staged or published at.
+func checkVolumePath(volID, path string) error {
+	if err := checkID("volume_id", volID); err != nil {
+		return err
+	}
+	if path == "" {
+		return status.Error(codes.InvalidArgument, "volume_path is required")
+	}
+	return checkText("volume_path", path)
+}
+
 // volumeCapacity is the recorded capacity when this process is also the
 // controller, else the block file's size, else 0 (unknown).
 func (p *Plugin) volumeCapacity(id string, block bool) int64 {
@@ -430,13 +444,7 @@ func (p *Plugin) volumeCapacity(id string, block bool) int64 {
 // NodeExpandVolume implements csi.NodeServer. Filesystem volumes are
 // directories, so nothing grows on the node; the new size is confirmed.
 func (p *Plugin) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolumeRequest) (*csi.NodeExpandVolumeResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
-		return nil, err
-	}
-	if req.GetVolumePath() == "" {
-		return nil, status.Error(codes.InvalidArgument, "volume_path is required")
-	}
-	if err := checkText("volume_path", req.GetVolumePath()); err != nil {
+	if err := checkVolumePath(req.GetVolumeId(), req.GetVolumePath()); err != nil {
 		return nil, err
 	}
 	if req.GetCapacityRange().GetRequiredBytes() < 0 || req.GetCapacityRange().GetLimitBytes() < 0 {
