@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/zonepath/zonepath/driver/drivertest"
@@ -86,16 +87,10 @@ type codeCase struct {
 	want codes.Code
 }
 
-func (d *testDriver) createVolumeCall(req *csi.CreateVolumeRequest) func() error {
+// errOf is a codeCase call: the error of one RPC with req.
+func errOf[Req, Resp any](rpc func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) func() error {
 	return func() error {
-		_, err := d.CreateVolume(context.Background(), req)
-		return err
-	}
-}
-
-func (d *testDriver) createSnapshotCall(name, source string, params map[string]string) func() error {
-	return func() error {
-		_, err := d.CreateSnapshot(context.Background(), &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: source, Parameters: params})
+		_, err := rpc(context.Background(), req)
 		return err
 	}
 }
@@ -132,10 +127,10 @@ func TestControlCharactersAreInvalid(t *testing.T) {
 	createVolume := func(mutate func(*csi.CreateVolumeRequest)) func() error {
 		req := drivertest.VolumeRequest("ctl-volume", gib, nil)
 		mutate(req)
-		return d.createVolumeCall(req)
+		return errOf(d.CreateVolume, req)
 	}
 	createSnapshot := func(name string, params map[string]string) func() error {
-		return d.createSnapshotCall(name, vol, params)
+		return errOf(d.CreateSnapshot, &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: vol, Parameters: params})
 	}
 	cases := []codeCase{
 		{"CreateVolume name with NUL", createVolume(func(r *csi.CreateVolumeRequest) { r.Name = "ctl\x00volume" }), codes.InvalidArgument},
@@ -145,18 +140,9 @@ func TestControlCharactersAreInvalid(t *testing.T) {
 		{"CreateSnapshot name with NUL", createSnapshot("ctl\x00snap", nil), codes.InvalidArgument},
 		{"CreateSnapshot parameter value with NUL", createSnapshot("ctl-snap", map[string]string{"example.com/k": "\x00"}), codes.InvalidArgument},
 		{"CreateSnapshot parameter key with C1 control", createSnapshot("ctl-snap", map[string]string{"example.com/\u0085": "v"}), codes.InvalidArgument},
-		{"ControllerPublishVolume node_id with NUL", func() error {
-			_, err := d.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: vol, NodeId: "node-1\x00", VolumeCapability: drivertest.MountCapability()})
-			return err
-		}, codes.InvalidArgument},
-		{"GetCapacity parameter with NUL", func() error {
-			_, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{Parameters: map[string]string{"example.com/k": "a\x00b"}})
-			return err
-		}, codes.InvalidArgument},
-		{"ValidateVolumeCapabilities volume_context with NUL", func() error {
-			_, err := d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: vol, VolumeCapabilities: []*csi.VolumeCapability{drivertest.MountCapability()}, VolumeContext: map[string]string{"k": "\x00"}})
-			return err
-		}, codes.InvalidArgument},
+		{"ControllerPublishVolume node_id with NUL", errOf(d.ControllerPublishVolume, &csi.ControllerPublishVolumeRequest{VolumeId: vol, NodeId: "node-1\x00", VolumeCapability: drivertest.MountCapability()}), codes.InvalidArgument},
+		{"GetCapacity parameter with NUL", errOf(d.GetCapacity, &csi.GetCapacityRequest{Parameters: map[string]string{"example.com/k": "a\x00b"}}), codes.InvalidArgument},
+		{"ValidateVolumeCapabilities volume_context with NUL", errOf(d.ValidateVolumeCapabilities, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: vol, VolumeCapabilities: []*csi.VolumeCapability{drivertest.MountCapability()}, VolumeContext: map[string]string{"k": "\x00"}}), codes.InvalidArgument},
 	}
 	runCodeCases(t, cases)
 	vols, err := d.ListVolumes(ctx, &csi.ListVolumesRequest{})
@@ -311,7 +297,7 @@ func TestSourceCheckedBeforeCopy(t *testing.T) {
 	create := func(name string, block bool, bytes int64, src *csi.VolumeContentSource) func() error {
 		req := sizedRequest(name, block, &csi.CapacityRange{RequiredBytes: bytes})
 		req.VolumeContentSource = src
-		return d.createVolumeCall(req)
+		return errOf(d.CreateVolume, req)
 	}
 	var cases []codeCase
 	for _, block := range []bool{false, true} {
@@ -343,16 +329,13 @@ func TestUnknownDriverParameters(t *testing.T) {
 	createVolume := func(name string, params map[string]string) func() error {
 		req := drivertest.VolumeRequest(name, gib, nil)
 		req.Parameters = params
-		return d.createVolumeCall(req)
+		return errOf(d.CreateVolume, req)
 	}
 	createSnapshot := func(name string, params map[string]string) func() error {
-		return d.createSnapshotCall(name, vol, params)
+		return errOf(d.CreateSnapshot, &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: vol, Parameters: params})
 	}
 	getCapacity := func(params map[string]string) func() error {
-		return func() error {
-			_, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{Parameters: params})
-			return err
-		}
+		return errOf(d.GetCapacity, &csi.GetCapacityRequest{Parameters: params})
 	}
 	runCodeCases(t, []codeCase{
 		{"CreateVolume: unknown driver key", createVolume("p-1", typo), codes.InvalidArgument},

@@ -104,47 +104,17 @@ func TestBadInput(t *testing.T) {
 		wantCode codes.Code
 		wantMsg  string
 	}{
-		{"unknown topology key", func() error {
-			_, err := c.CreateVolume(ctx, drivertest.VolumeRequest("bad-1", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{"example.com/rack": "r1"}}}}))
-			return err
-		}, codes.InvalidArgument, "unknown topology key"},
-		{"empty segment", func() error {
-			_, err := c.CreateVolume(ctx, drivertest.VolumeRequest("bad-2", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{}}}))
-			return err
-		}, codes.InvalidArgument, "requisite[0]"},
-		{"malformed value", func() error {
-			_, err := c.CreateVolume(ctx, drivertest.VolumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{world.DefaultZoneKey: "a b/c"}}}}))
-			return err
-		}, codes.InvalidArgument, "preferred[0]"},
-		{"oversized requirement", func() error {
-			_, err := c.CreateVolume(ctx, drivertest.VolumeRequest("bad-5", gib, &csi.TopologyRequirement{Requisite: many}))
-			return err
-		}, codes.InvalidArgument, "more than"},
-		{"volume ID escaping the data directory", func() error {
-			_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: "../../etc"})
-			return err
-		}, codes.InvalidArgument, "malformed"},
-		{"snapshot ID escaping the data directory", func() error {
-			_, err := c.CreateVolume(ctx, restoreRequest("bad-6", "../state"))
-			return err
-		}, codes.InvalidArgument, "malformed"},
-		{"unknown snapshot", func() error {
-			_, err := c.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: "zps-unknown"})
-			return err
-		}, codes.NotFound, "does not exist"},
-		{"unknown snapshot parameter", func() error {
-			_, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "bad-7", SourceVolumeId: vol.GetVolumeId(), Parameters: map[string]string{plugin.DefaultName + "/copies": "2"}})
-			return err
-		}, codes.InvalidArgument, "unknown parameter"},
-		{"unclean target path", func() error {
-			_, err := c.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: vol.GetVolumeId(), TargetPath: "/tmp/../etc/x",
-				VolumeCapability: drivertest.VolumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
-			return err
-		}, codes.InvalidArgument, "absolute, clean"},
-		{"stats for a path the volume is not mounted at", func() error {
-			_, err := c.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: vol.GetVolumeId(), VolumePath: "/nonexistent"})
-			return err
-		}, codes.NotFound, "not staged or published"},
+		{"unknown topology key", errOf(c.CreateVolume, drivertest.VolumeRequest("bad-1", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{"example.com/rack": "r1"}}}})), codes.InvalidArgument, "unknown topology key"},
+		{"empty segment", errOf(c.CreateVolume, drivertest.VolumeRequest("bad-2", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{}}})), codes.InvalidArgument, "requisite[0]"},
+		{"malformed value", errOf(c.CreateVolume, drivertest.VolumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{world.DefaultZoneKey: "a b/c"}}}})), codes.InvalidArgument, "preferred[0]"},
+		{"oversized requirement", errOf(c.CreateVolume, drivertest.VolumeRequest("bad-5", gib, &csi.TopologyRequirement{Requisite: many})), codes.InvalidArgument, "more than"},
+		{"volume ID escaping the data directory", errOf(c.DeleteVolume, &csi.DeleteVolumeRequest{VolumeId: "../../etc"}), codes.InvalidArgument, "malformed"},
+		{"snapshot ID escaping the data directory", errOf(c.CreateVolume, restoreRequest("bad-6", "../state")), codes.InvalidArgument, "malformed"},
+		{"unknown snapshot", errOf(c.GetSnapshot, &csi.GetSnapshotRequest{SnapshotId: "zps-unknown"}), codes.NotFound, "does not exist"},
+		{"unknown snapshot parameter", errOf(c.CreateSnapshot, &csi.CreateSnapshotRequest{Name: "bad-7", SourceVolumeId: vol.GetVolumeId(), Parameters: map[string]string{plugin.DefaultName + "/copies": "2"}}), codes.InvalidArgument, "unknown parameter"},
+		{"unclean target path", errOf(c.NodePublishVolume, &csi.NodePublishVolumeRequest{VolumeId: vol.GetVolumeId(), TargetPath: "/tmp/../etc/x",
+			VolumeCapability: drivertest.MountCapability()}), codes.InvalidArgument, "absolute, clean"},
+		{"stats for a path the volume is not mounted at", errOf(c.NodeGetVolumeStats, &csi.NodeGetVolumeStatsRequest{VolumeId: vol.GetVolumeId(), VolumePath: "/nonexistent"}), codes.NotFound, "not staged or published"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,7 +153,7 @@ func TestAttachLimit(t *testing.T) {
 	var ids []string
 	publish := func(id string) error {
 		_, err := c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: id, NodeId: info.GetNodeId(),
-			VolumeCapability: drivertest.VolumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
+			VolumeCapability: drivertest.MountCapability()})
 		return err
 	}
 	for i := int64(0); i <= limit; i++ {
