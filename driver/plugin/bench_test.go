@@ -189,48 +189,51 @@ func listAll(ctx context.Context, c csi.ControllerClient) (entries, pages int, e
 	}
 }
 
-// BenchmarkCreateVolume: one op is one CreateVolume of a new 1 GiB mount
-// volume with N volumes already present.
-func BenchmarkCreateVolume(b *testing.B) {
+// benchMatrix runs a benchmark for every N of benchObjects and every
+// concurrency of benchConcurrency: setup fills a fresh driver with N
+// objects, once per N, and returns the timed part.
+func benchMatrix(b *testing.B, setup func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(b *testing.B, conc int)) {
 	for _, n := range benchObjects {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			c := benchClient(b)
-			start := time.Now()
-			if _, err := createAll(benchPopulateConcurrency, n, volumeCreator(ctx, c, "pre")); err != nil {
-				b.Fatal(err)
-			}
-			b.Logf("prepopulated %d volumes in %v", n, time.Since(start).Round(time.Millisecond))
+			timed := setup(b, ctx, benchClient(b), n)
 			for _, conc := range benchConcurrency {
-				b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
-					benchCreates(b, conc, func(prefix string) creator { return volumeCreator(ctx, c, prefix) }, func(id string) error {
-						_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id})
-						return err
-					})
-				})
+				b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) { timed(b, conc) })
 			}
 		})
 	}
 }
 
+// BenchmarkCreateVolume: one op is one CreateVolume of a new 1 GiB mount
+// volume with N volumes already present.
+func BenchmarkCreateVolume(b *testing.B) {
+	benchMatrix(b, func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(*testing.B, int) {
+		start := time.Now()
+		if _, err := createAll(benchPopulateConcurrency, n, volumeCreator(ctx, c, "pre")); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("prepopulated %d volumes in %v", n, time.Since(start).Round(time.Millisecond))
+		return func(b *testing.B, conc int) {
+			benchCreates(b, conc, func(prefix string) creator { return volumeCreator(ctx, c, prefix) }, func(id string) error {
+				_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id})
+				return err
+			})
+		}
+	})
+}
+
 // BenchmarkCreateSnapshot: one op is one CreateSnapshot of one of
 // benchSourceVolumes volumes with N snapshots already present.
 func BenchmarkCreateSnapshot(b *testing.B) {
-	for _, n := range benchObjects {
-		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
-			ctx := context.Background()
-			c := benchClient(b)
-			sources := populateSnapshots(b, ctx, c, n)
-			for _, conc := range benchConcurrency {
-				b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
-					benchCreates(b, conc, func(prefix string) creator { return snapshotCreator(ctx, c, prefix, sources) }, func(id string) error {
-						_, err := c.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: id})
-						return err
-					})
-				})
-			}
-		})
-	}
+	benchMatrix(b, func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(*testing.B, int) {
+		sources := populateSnapshots(b, ctx, c, n)
+		return func(b *testing.B, conc int) {
+			benchCreates(b, conc, func(prefix string) creator { return snapshotCreator(ctx, c, prefix, sources) }, func(id string) error {
+				_, err := c.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: id})
+				return err
+			})
+		}
+	})
 }
 
 // BenchmarkListSnapshots: one op is one complete listing of the N
@@ -238,29 +241,23 @@ func BenchmarkCreateSnapshot(b *testing.B) {
 // ns/page is the elapsed time per page fetched, the cost of one
 // ListSnapshots call that does not depend on N.
 func BenchmarkListSnapshots(b *testing.B) {
-	for _, n := range benchObjects {
-		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
-			ctx := context.Background()
-			c := benchClient(b)
-			populateSnapshots(b, ctx, c, n)
-			if got, _, err := listAll(ctx, c); err != nil || got != n {
-				b.Fatalf("listing before the benchmark: %d snapshots, err %v; want %d", got, err, n)
-			}
-			for _, conc := range benchConcurrency {
-				b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
-					var pages atomic.Int64
-					benchTimed(b, conc, func(w, i int) error {
-						got, p, err := listAll(ctx, c)
-						if err == nil && got != n {
-							err = fmt.Errorf("complete listing returned %d snapshots, want %d", got, n)
-						}
-						pages.Add(int64(p))
-						return err
-					})
-					b.ReportMetric(float64(pages.Load())/float64(b.N), "pages/op")
-					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pages.Load()), "ns/page")
-				})
-			}
-		})
-	}
+	benchMatrix(b, func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(*testing.B, int) {
+		populateSnapshots(b, ctx, c, n)
+		if got, _, err := listAll(ctx, c); err != nil || got != n {
+			b.Fatalf("listing before the benchmark: %d snapshots, err %v; want %d", got, err, n)
+		}
+		return func(b *testing.B, conc int) {
+			var pages atomic.Int64
+			benchTimed(b, conc, func(w, i int) error {
+				got, p, err := listAll(ctx, c)
+				if err == nil && got != n {
+					err = fmt.Errorf("complete listing returned %d snapshots, want %d", got, n)
+				}
+				pages.Add(int64(p))
+				return err
+			})
+			b.ReportMetric(float64(pages.Load())/float64(b.N), "pages/op")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pages.Load()), "ns/page")
+		}
+	})
 }
