@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +31,8 @@ type Options struct {
 	// Faults is a fault file's YAML (driver/faults/README.md), written to
 	// Driver.FaultsFile and re-read when it changes; "": no injector.
 	Faults string
-	// Config changes the configuration before the driver is created.
+	// Config changes the configuration before the driver is created. The
+	// driver is served on the kit's socket whatever Endpoint it sets.
 	Config func(*plugin.Config)
 	// Dir holds the socket, the state directory and the fault file;
 	// "": a fresh temporary directory short enough for a unix socket path.
@@ -51,7 +51,8 @@ type Driver struct {
 	// FaultsFile is the fault file when Options.Faults is set.
 	FaultsFile string
 
-	stop func()
+	socket string
+	stop   func()
 }
 
 // Start serves a zonepath driver on a unix socket until the test ends.
@@ -61,9 +62,10 @@ func Start(t testing.TB, opts Options) *Driver {
 	if dir == "" {
 		dir = ShortTempDir(t)
 	}
+	socket := filepath.Join(dir, "csi.sock")
 	cfg := plugin.Config{
 		Topology: opts.Topology, StateDir: filepath.Join(dir, "state"), NodeID: NodeID,
-		ServeController: true, ServeNode: true, Endpoint: "unix://" + filepath.Join(dir, "csi.sock"),
+		ServeController: true, ServeNode: true, Endpoint: "unix://" + socket,
 	}
 	if cfg.Topology == nil && opts.World != "" {
 		topo, err := world.Parse([]byte(opts.World))
@@ -75,7 +77,7 @@ func Start(t testing.TB, opts Options) *Driver {
 	if opts.Config != nil {
 		opts.Config(&cfg)
 	}
-	d := &Driver{}
+	d := &Driver{Endpoint: "unix://" + socket, socket: socket}
 	if opts.Faults != "" && cfg.Faults == nil {
 		d.FaultsFile = filepath.Join(dir, "faults.yaml")
 		cfg.Faults = startFaults(t, d.FaultsFile, opts.Faults, cfg)
@@ -91,7 +93,7 @@ func Start(t testing.TB, opts Options) *Driver {
 func startFaults(t testing.TB, path, rules string, cfg plugin.Config) *faults.Injector {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(rules), 0o600); err != nil {
-		t.Fatal(err)
+		t.Fatalf("drivertest: %v", err)
 	}
 	var seg map[string]string
 	if cfg.ServeNode {
@@ -118,10 +120,9 @@ func (d *Driver) start(t testing.TB) {
 		t.Fatalf("drivertest: %v", err)
 	}
 	srv := p.GRPCServer()
-	serve(t, srv, strings.TrimPrefix(d.Config.Endpoint, "unix://"))
+	serve(t, srv, d.socket)
 	var once sync.Once
 	d.Plugin = p
-	d.Endpoint = d.Config.Endpoint
 	d.stop = func() { once.Do(func() { srv.Stop(); p.Close() }) }
 	t.Cleanup(d.stop)
 }
