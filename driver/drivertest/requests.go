@@ -20,6 +20,14 @@ func BlockCapability() *csi.VolumeCapability {
 	}
 }
 
+// Capability is BlockCapability when block, else MountCapability.
+func Capability(block bool) *csi.VolumeCapability {
+	if block {
+		return BlockCapability()
+	}
+	return MountCapability()
+}
+
 // VolumeRequest asks for a mount volume of size bytes; req may be nil.
 func VolumeRequest(name string, size int64, req *csi.TopologyRequirement) *csi.CreateVolumeRequest {
 	return &csi.CreateVolumeRequest{
@@ -33,6 +41,12 @@ func VolumeRequest(name string, size int64, req *csi.TopologyRequirement) *csi.C
 // SnapshotRequest asks for a snapshot of source; req may be nil.
 func SnapshotRequest(name, source string, req *csi.TopologyRequirement) *csi.CreateSnapshotRequest {
 	return &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: source, AccessibilityRequirements: req}
+}
+
+// FromSnapshot is the content source of a volume restored from a snapshot.
+func FromSnapshot(snapshotID string) *csi.VolumeContentSource {
+	return &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{
+		Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snapshotID}}}
 }
 
 // Segment is a topology segment from key, value pairs; an odd last key is

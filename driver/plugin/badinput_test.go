@@ -59,18 +59,11 @@ func (d *testDriver) dataFiles(t *testing.T) []string {
 	return out
 }
 
-func capabilityOf(block bool) *csi.VolumeCapability {
-	if block {
-		return drivertest.BlockCapability()
-	}
-	return drivertest.MountCapability()
-}
-
 // sizedRequest asks for a volume of the access type with a capacity range.
 func sizedRequest(name string, block bool, r *csi.CapacityRange) *csi.CreateVolumeRequest {
 	req := drivertest.VolumeRequest(name, 0, nil)
 	req.CapacityRange = r
-	req.VolumeCapabilities = []*csi.VolumeCapability{capabilityOf(block)}
+	req.VolumeCapabilities = []*csi.VolumeCapability{drivertest.Capability(block)}
 	return req
 }
 
@@ -158,7 +151,7 @@ func TestControlCharactersAreInvalid(t *testing.T) {
 // maximumVolumeSize is GetCapacity's maximum_volume_size over all zones.
 func (d *testDriver) maximumVolumeSize(t *testing.T, block bool) int64 {
 	t.Helper()
-	resp, err := d.GetCapacity(context.Background(), &csi.GetCapacityRequest{VolumeCapabilities: []*csi.VolumeCapability{capabilityOf(block)}})
+	resp, err := d.GetCapacity(context.Background(), &csi.GetCapacityRequest{VolumeCapabilities: []*csi.VolumeCapability{drivertest.Capability(block)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +282,7 @@ func TestSourceCheckedBeforeCopy(t *testing.T) {
 		}
 	}
 	restore := func(snapshot string) *csi.VolumeContentSource {
-		return &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snapshot}}}
+		return drivertest.FromSnapshot(snapshot)
 	}
 	clone := func(volume string) *csi.VolumeContentSource {
 		return &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: volume}}}

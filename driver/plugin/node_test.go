@@ -31,7 +31,7 @@ func (d *testDriver) stage(t *testing.T, id string, block bool) (staging string)
 	if err := os.Mkdir(staging, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: staging, VolumeCapability: capabilityOf(block)}); err != nil {
+	if _, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: staging, VolumeCapability: drivertest.Capability(block)}); err != nil {
 		t.Fatalf("NodeStageVolume of a %s volume: %v", accessName(block), err)
 	}
 	t.Cleanup(func() {
@@ -42,7 +42,7 @@ func (d *testDriver) stage(t *testing.T, id string, block bool) (staging string)
 
 func (d *testDriver) publish(id, staging, target string, block bool) error {
 	_, err := d.NodePublishVolume(context.Background(), &csi.NodePublishVolumeRequest{
-		VolumeId: id, StagingTargetPath: staging, TargetPath: target, VolumeCapability: capabilityOf(block),
+		VolumeId: id, StagingTargetPath: staging, TargetPath: target, VolumeCapability: drivertest.Capability(block),
 	})
 	return err
 }
@@ -299,7 +299,7 @@ func TestDataSurvivesSnapshotAndRestore(t *testing.T) {
 			}
 			writeAt(t, path, payload)
 			snap := d.mustCreateSnapshot("data-snap", src, nil)
-			restored := create("data-restored", &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snap.GetSnapshotId()}}})
+			restored := create("data-restored", drivertest.FromSnapshot(snap.GetSnapshotId()))
 			path, _ = publish(restored)
 			got := make([]byte, len(payload))
 			f, err := os.Open(path)

@@ -132,7 +132,7 @@ func TestBadInput(t *testing.T) {
 
 func restoreRequest(name, snapshotID string) *csi.CreateVolumeRequest {
 	r := drivertest.VolumeRequest(name, gib, nil)
-	r.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snapshotID}}}
+	r.VolumeContentSource = drivertest.FromSnapshot(snapshotID)
 	return r
 }
 

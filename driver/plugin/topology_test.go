@@ -280,7 +280,7 @@ func TestRestoreStaysInSnapshotTopology(t *testing.T) {
 	snap := c.mustCreateSnapshot("restore-snap", src.GetVolumeId(), &csi.TopologyRequirement{Requisite: zones("zone-a")})
 	restore := func(name string, req *csi.TopologyRequirement) (*csi.CreateVolumeResponse, error) {
 		r := drivertest.VolumeRequest(name, gib, req)
-		r.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snap.GetSnapshotId()}}}
+		r.VolumeContentSource = drivertest.FromSnapshot(snap.GetSnapshotId())
 		return c.CreateVolume(ctx, r)
 	}
 	tests := []struct {
