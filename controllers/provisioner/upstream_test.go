@@ -29,13 +29,7 @@ import (
 type csiConn = *grpc.ClientConn
 
 // worldYAML is the driver's topology: three zones in region-1, one in region-2.
-const worldYAML = `
-regions:
-- name: region-1
-  zones: [{name: zone-a}, {name: zone-b}, {name: zone-c}]
-- name: region-2
-  zones: [{name: zone-d}]
-`
+var worldYAML = drivertest.World("")
 
 // createRecorder keeps every CreateVolumeRequest the provisioner sends.
 type createRecorder struct {

@@ -21,18 +21,7 @@ import (
 )
 
 // driverWorld: zone-c holds no snapshot copy, region-2 is elsewhere.
-const driverWorld = `
-regions:
-- name: region-1
-  zones:
-  - name: zone-a
-  - name: zone-b
-  - name: zone-c
-    snapshotQuota: 0
-- name: region-2
-  zones:
-  - name: zone-d
-`
+var driverWorld = drivertest.World("snapshotQuota: 0")
 
 // zonepathConfig varies the in-process driver.
 type zonepathConfig struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 const twoZones = `
@@ -93,5 +94,21 @@ func TestStartFailsClearly(t *testing.T) {
 				t.Errorf("Start failed with %q, want it to start with %q", rec.msg, tc.want)
 			}
 		})
+	}
+}
+
+// TestWorld: the shared world parses, with zone-c's limits where asked.
+func TestWorld(t *testing.T) {
+	for _, zoneC := range []string{"", "capacity: 2Gi, snapshotQuota: 1"} {
+		topo, err := world.Parse([]byte(drivertest.World(zoneC)))
+		if err != nil {
+			t.Fatalf("World(%q): %v", zoneC, err)
+		}
+		if got := len(topo.Zones); got != 4 {
+			t.Errorf("World(%q) has %d zones, want 4", zoneC, got)
+		}
+	}
+	if _, err := world.Parse([]byte(drivertest.World("capacity: lots"))); err == nil {
+		t.Error("World with a bad zone-c field parsed; it must not")
 	}
 }

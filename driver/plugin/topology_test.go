@@ -18,19 +18,7 @@ import (
 
 // testWorld has an exhaustible zone (zone-c: 2Gi, one snapshot copy) and
 // a second region, so placement, quota and restore rules can be observed.
-const testWorld = `
-regions:
-- name: region-1
-  zones:
-  - name: zone-a
-  - name: zone-b
-  - name: zone-c
-    capacity: 2Gi
-    snapshotQuota: 1
-- name: region-2
-  zones:
-  - name: zone-d
-`
+var testWorld = drivertest.World("capacity: 2Gi, snapshotQuota: 1")
 
 const gib = 1 << 30
 
