@@ -1,13 +1,3 @@
-// Package world models the fake world the zonepath driver lives in:
-// regions made of zones (optionally split into racks), each zone with a
-// storage capacity and a snapshot quota. It parses the topology file,
-// validates CSI topology segments against it and turns CSI
-// TopologyRequirements into an ordered list of candidate zones.
-//
-// A segment is a set of key/value pairs; it selects every zone whose
-// region, zone and rack agree with the pairs it has. A segment that names
-// only a region therefore selects all zones of that region, which is how a
-// snapshot "usable from the whole region" is expressed.
 package world
 
 import (
