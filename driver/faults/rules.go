@@ -9,7 +9,6 @@ import (
 	"path"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -413,24 +412,9 @@ func compileRPC(rpc string) (rpcMatcher, error) {
 	return rpcMatcher{}, fmt.Errorf("unknown CSI method %q (valid: %s)", rpc, strings.Join(csiShortNames(), ", "))
 }
 
-// csiMethods lists the full method names of every service in the CSI spec
-// the driver is built against, so new spec versions need no code change.
-var csiMethods = sync.OnceValue(func() []string {
-	var out []string
-	services := csi.File_csi_proto.Services()
-	for i := range services.Len() {
-		svc := services.Get(i)
-		methods := svc.Methods()
-		for j := range methods.Len() {
-			out = append(out, fmt.Sprintf("/%s/%s", svc.FullName(), methods.Get(j).Name()))
-		}
-	}
-	sort.Strings(out)
-	return out
-})
-
-// csiResponses maps the full method names of csiMethods to the types of
-// their responses.
+// csiResponses maps the full method name of every method of every service
+// in the CSI spec the driver is built against to the type of its
+// response, so new spec versions need no code change.
 var csiResponses = sync.OnceValue(func() map[string]protoreflect.MessageType {
 	out := map[string]protoreflect.MessageType{}
 	services := csi.File_csi_proto.Services()
@@ -451,12 +435,15 @@ var csiResponses = sync.OnceValue(func() map[string]protoreflect.MessageType {
 	return out
 })
 
+// csiMethods lists the full method names of csiResponses, sorted.
+var csiMethods = sync.OnceValue(func() []string { return slices.Sorted(maps.Keys(csiResponses())) })
+
 func csiShortNames() []string {
 	var out []string
 	for _, m := range csiMethods() {
 		out = append(out, shortName(m))
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
