@@ -104,24 +104,24 @@ func TestReopenKeepsEverything(t *testing.T) {
 			if got := s.PublishedNodes("vol-a"); !equal(got, []string{"node-1"}) {
 				t.Errorf("PublishedNodes(vol-a) = %v", got)
 			}
-			s.View(func(tx Reader) {
-				if got := tx.Publication("vol-a", "node-1"); !equal(got, pubs[0]) {
+			s.View(func(r Reader) {
+				if got := r.Publication("vol-a", "node-1"); !equal(got, pubs[0]) {
 					t.Errorf("Publication(vol-a, node-1) = %+v", got)
 				}
-				if tx.Publication("vol-a", "node-gone") != nil {
+				if r.Publication("vol-a", "node-gone") != nil {
 					t.Errorf("deleted publication came back")
 				}
-				if got := tx.PublishedVolumes("node-1"); got != 1 {
+				if got := r.PublishedVolumes("node-1"); got != 1 {
 					t.Errorf("PublishedVolumes(node-1) = %d", got)
 				}
-				if got := tx.PublishedVolumes("node-gone"); got != 0 {
+				if got := r.PublishedVolumes("node-gone"); got != 0 {
 					t.Errorf("PublishedVolumes(node-gone) = %d", got)
 				}
-				if !tx.HasSnapshots("vol-a") || tx.HasSnapshots("vol-b") {
-					t.Errorf("HasSnapshots(vol-a, vol-b) = %v, %v", tx.HasSnapshots("vol-a"), tx.HasSnapshots("vol-b"))
+				if !r.HasSnapshots("vol-a") || r.HasSnapshots("vol-b") {
+					t.Errorf("HasSnapshots(vol-a, vol-b) = %v, %v", r.HasSnapshots("vol-a"), r.HasSnapshots("vol-b"))
 				}
 				var gotMounts []*Mount
-				for _, m := range tx.MountsOf("vol-a") {
+				for _, m := range r.MountsOf("vol-a") {
 					gotMounts = append(gotMounts, m)
 				}
 				want := []*Mount{mounts[1], mounts[0]} // path order

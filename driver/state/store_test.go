@@ -122,9 +122,9 @@ func TestVolumeNameIndex(t *testing.T) {
 					if gotID != wantID {
 						t.Errorf("%s: Store.VolumeByName(%q) = %q, want %q", when, name, gotID, wantID)
 					}
-					s.View(func(tx Reader) {
+					s.View(func(r Reader) {
 						gotID := ""
-						if v := tx.VolumeByName(name); v != nil {
+						if v := r.VolumeByName(name); v != nil {
 							gotID = v.ID
 						}
 						if gotID != wantID {
@@ -186,9 +186,9 @@ func TestSnapshots(t *testing.T) {
 	lookups.check(t, s, "snap-1", "vs-1", s1)
 	lookups.check(t, s, "snap-2", "vs-2", s2)
 	lookups.check(t, s, "snap-3", "vs-3", nil)
-	s.View(func(tx Reader) {
+	s.View(func(r Reader) {
 		for vol, want := range map[string]bool{"vol-1": true, "vol-2": true, "vol-3": false} {
-			if got := tx.HasSnapshots(vol); got != want {
+			if got := r.HasSnapshots(vol); got != want {
 				t.Errorf("HasSnapshots(%s) = %v, want %v", vol, got, want)
 			}
 		}
@@ -196,28 +196,28 @@ func TestSnapshots(t *testing.T) {
 
 	// Replacing a snapshot with a new source moves it in the source index.
 	mustUpdate(t, s, func(tx *Tx) { tx.PutSnapshot(snap("snap-2", "vs-2b", "vol-1", "west/a")) })
-	s.View(func(tx Reader) {
-		if tx.HasSnapshots("vol-2") {
+	s.View(func(r Reader) {
+		if r.HasSnapshots("vol-2") {
 			t.Errorf("HasSnapshots(vol-2) = true after snap-2 moved to vol-1")
 		}
-		if tx.SnapshotByName("vs-2") != nil {
+		if r.SnapshotByName("vs-2") != nil {
 			t.Errorf("SnapshotByName(vs-2) still set after rename")
 		}
-		if got := tx.SnapshotByName("vs-2b"); got == nil || got.ID != "snap-2" {
+		if got := r.SnapshotByName("vs-2b"); got == nil || got.ID != "snap-2" {
 			t.Errorf("SnapshotByName(vs-2b) = %+v", got)
 		}
 	})
 
 	mustUpdate(t, s, func(tx *Tx) { tx.DeleteSnapshot("snap-1") })
 	lookups.check(t, s, "snap-1", "vs-1", nil)
-	s.View(func(tx Reader) {
-		if !tx.HasSnapshots("vol-1") {
+	s.View(func(r Reader) {
+		if !r.HasSnapshots("vol-1") {
 			t.Errorf("HasSnapshots(vol-1) = false while snap-2 remains")
 		}
 	})
 	mustUpdate(t, s, func(tx *Tx) { tx.DeleteSnapshot("snap-2") })
-	s.View(func(tx Reader) {
-		if tx.HasSnapshots("vol-1") {
+	s.View(func(r Reader) {
+		if r.HasSnapshots("vol-1") {
 			t.Errorf("HasSnapshots(vol-1) = true after deleting every snapshot")
 		}
 	})
@@ -248,19 +248,19 @@ func TestPublications(t *testing.T) {
 				t.Errorf("PublishedNodes(%s) = %v, want %v", vol, got, nodes)
 			}
 		}
-		s.View(func(tx Reader) {
+		s.View(func(r Reader) {
 			for node, n := range w.perNode {
-				if got := tx.PublishedVolumes(node); got != n {
+				if got := r.PublishedVolumes(node); got != n {
 					t.Errorf("PublishedVolumes(%s) = %d, want %d", node, got, n)
 				}
 			}
 			for vol, p := range w.isPublished {
-				if got := tx.IsPublished(vol); got != p {
+				if got := r.IsPublished(vol); got != p {
 					t.Errorf("IsPublished(%s) = %v, want %v", vol, got, p)
 				}
 			}
 			for k, p := range w.pubs {
-				if got := tx.Publication(k[0], k[1]); !equal(got, p) {
+				if got := r.Publication(k[0], k[1]); !equal(got, p) {
 					t.Errorf("Publication(%s, %s) = %+v, want %+v", k[0], k[1], got, p)
 				}
 			}
@@ -353,8 +353,8 @@ func TestMounts(t *testing.T) {
 
 	mountsOf := func(s *Store, vol string) []*Mount {
 		var out []*Mount
-		s.View(func(tx Reader) {
-			for _, m := range tx.MountsOf(vol) {
+		s.View(func(r Reader) {
+			for _, m := range r.MountsOf(vol) {
 				out = append(out, m)
 			}
 		})
@@ -375,11 +375,11 @@ func TestMounts(t *testing.T) {
 			t.Errorf("MountsOf(%s) = %+v, want %+v", tc.vol, got, tc.want)
 		}
 	}
-	s.View(func(tx Reader) {
-		if got := tx.Mount("v1", "/stage/v1"); !equal(got, stage) {
+	s.View(func(r Reader) {
+		if got := r.Mount("v1", "/stage/v1"); !equal(got, stage) {
 			t.Errorf("Mount(v1, /stage/v1) = %+v", got)
 		}
-		if got := tx.Mount("v1", "/pods/b/v10"); got != nil {
+		if got := r.Mount("v1", "/pods/b/v10"); got != nil {
 			t.Errorf("Mount(v1, /pods/b/v10) = %+v, want nil", got)
 		}
 	})
@@ -447,8 +447,8 @@ func TestUsageAccounting(t *testing.T) {
 				if got := s.ZoneUsage(zone); got != want {
 					t.Errorf("ZoneUsage(%s) = %+v, want %+v", zone, got, want)
 				}
-				s.View(func(tx Reader) {
-					if got := tx.Usage(zone); got != want {
+				s.View(func(r Reader) {
+					if got := r.Usage(zone); got != want {
 						t.Errorf("Tx.Usage(%s) = %+v, want %+v", zone, got, want)
 					}
 				})
@@ -532,17 +532,17 @@ func TestUpdateErrorWritesNothing(t *testing.T) {
 				if got := s.PublishedNodes("v1"); !equal(got, []string{"n1"}) {
 					t.Errorf("%s: PublishedNodes(v1) = %v", when, got)
 				}
-				s.View(func(tx Reader) {
-					if tx.Volume("new") != nil || tx.Snapshot("s2") != nil || tx.Publication("v1", "n2") != nil || tx.Mount("v1", "/q") != nil {
+				s.View(func(r Reader) {
+					if r.Volume("new") != nil || r.Snapshot("s2") != nil || r.Publication("v1", "n2") != nil || r.Mount("v1", "/q") != nil {
 						t.Errorf("%s: a write of the failed Update is in the writer's view", when)
 					}
-					if tx.Snapshot("s1") == nil || tx.Publication("v1", "n1") == nil || tx.Mount("v1", "/p") == nil {
+					if r.Snapshot("s1") == nil || r.Publication("v1", "n1") == nil || r.Mount("v1", "/p") == nil {
 						t.Errorf("%s: a delete of the failed Update is in the writer's view", when)
 					}
-					if got := tx.PublishedVolumes("n1"); got != 1 {
+					if got := r.PublishedVolumes("n1"); got != 1 {
 						t.Errorf("%s: PublishedVolumes(n1) = %d, want 1", when, got)
 					}
-					if got := tx.PublishedVolumes("n2"); got != 0 {
+					if got := r.PublishedVolumes("n2"); got != 0 {
 						t.Errorf("%s: PublishedVolumes(n2) = %d, want 0", when, got)
 					}
 				})
@@ -551,8 +551,8 @@ func TestUpdateErrorWritesNothing(t *testing.T) {
 			// A later successful Update must not flush the failed one's writes.
 			mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("later", "later", "z9", 1)) })
 			s = reopen(t, s, dir)
-			s.View(func(tx Reader) {
-				if tx.Volume("later") == nil {
+			s.View(func(r Reader) {
+				if r.Volume("later") == nil {
 					t.Errorf("volume of the later Update missing after reopen")
 				}
 			})

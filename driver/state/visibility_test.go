@@ -1,11 +1,14 @@
 package state
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // holdCommits takes bbolt's writer lock so that the store's commit loop
@@ -28,19 +31,15 @@ func holdCommits(t *testing.T, s *Store) (release func()) {
 }
 
 // waitWriter polls the writer's view until cond holds.
-func waitWriter(t *testing.T, s *Store, what string, cond func(tx Reader) bool) {
+func waitWriter(t *testing.T, s *Store, what string, cond func(r Reader) bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		ok := false
-		s.View(func(tx Reader) { ok = cond(tx) })
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s in the writer's view", what)
-		}
-		time.Sleep(time.Millisecond)
+		s.View(func(r Reader) { ok = cond(r) })
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s in the writer's view", what)
 	}
 }
 
@@ -63,7 +62,7 @@ func TestReadersSeeOnlyDurableCreates(t *testing.T) {
 		tx.PutSnapshot(snap("snap-2", "sn2", "vol-1", "z"))
 		tx.PutPublication(&Publication{VolumeID: "vol-1", NodeID: "node"})
 	})
-	waitWriter(t, s, "vol-2", func(tx Reader) bool { return tx.Volume("vol-2") != nil })
+	waitWriter(t, s, "vol-2", func(r Reader) bool { return r.Volume("vol-2") != nil })
 
 	// The commit is blocked: Update has not returned.
 	select {
@@ -98,12 +97,12 @@ func TestReadersSeeOnlyDurableCreates(t *testing.T) {
 	if got := s.ZoneUsage("z"); got != (Usage{Bytes: 30, Snapshots: 2}) {
 		t.Errorf("ZoneUsage(z) = %+v while committing, want {30 2}", got)
 	}
-	s.View(func(tx Reader) {
-		if tx.VolumeByName("n2") == nil || tx.SnapshotByName("sn2") == nil || tx.Publication("vol-1", "node") == nil {
+	s.View(func(r Reader) {
+		if r.VolumeByName("n2") == nil || r.SnapshotByName("sn2") == nil || r.Publication("vol-1", "node") == nil {
 			t.Errorf("writer's view misses a pending record")
 		}
-		if tx.PublishedVolumes("node") != 1 {
-			t.Errorf("PublishedVolumes(node) = %d while committing, want 1", tx.PublishedVolumes("node"))
+		if r.PublishedVolumes("node") != 1 {
+			t.Errorf("PublishedVolumes(node) = %d while committing, want 1", r.PublishedVolumes("node"))
 		}
 	})
 
@@ -146,7 +145,7 @@ func TestReadersSeeDeletesOnlyWhenDurable(t *testing.T) {
 		tx.DeleteVolume("vol-2")
 		tx.DeleteSnapshot("snap-1")
 	})
-	waitWriter(t, s, "deletion of vol-2", func(tx Reader) bool { return tx.Volume("vol-2") == nil })
+	waitWriter(t, s, "deletion of vol-2", func(r Reader) bool { return r.Volume("vol-2") == nil })
 
 	// A deletion not yet durable is not yet seen by ID lookups and listings:
 	// the record would come back after a crash.
@@ -192,7 +191,7 @@ func TestGroupCommit(t *testing.T) {
 	for i := 0; i < n; i++ {
 		id := string(rune('a' + i))
 		dones[i] = asyncUpdate(s, func(tx *Tx) { tx.PutVolume(vol(id, "name-"+id, "z", 1)) })
-		waitWriter(t, s, id, func(tx Reader) bool { return tx.Volume(id) != nil })
+		waitWriter(t, s, id, func(r Reader) bool { return r.Volume(id) != nil })
 	}
 	if got := s.ZoneUsage("z"); got != (Usage{Bytes: n}) {
 		t.Errorf("ZoneUsage(z) with %d queued creates = %+v", n, got)
@@ -248,9 +247,9 @@ func TestDeleteThenRecreate(t *testing.T) {
 					// Wait until this update is in the writer's view.
 					switch i {
 					case 0:
-						waitWriter(t, s, "delete", func(tx Reader) bool { return tx.Volume("v1") == nil })
+						waitWriter(t, s, "delete", func(r Reader) bool { return r.Volume("v1") == nil })
 					case 1:
-						waitWriter(t, s, "recreate", func(tx Reader) bool { return tx.Volume("v1") != nil })
+						waitWriter(t, s, "recreate", func(r Reader) bool { return r.Volume("v1") != nil })
 					}
 				}
 				release()
@@ -296,9 +295,9 @@ func queueBehindCommit(t *testing.T, s *Store, updates ...func(tx *Tx)) (commit 
 	var dones []<-chan error
 	for i, u := range updates {
 		var seq uint64
-		s.View(func(tx Reader) { seq = tx.s.seq })
+		s.View(func(r Reader) { seq = r.s.seq })
 		dones = append(dones, asyncUpdate(s, u))
-		waitWriter(t, s, fmt.Sprintf("update %d", i), func(tx Reader) bool { return tx.s.seq > seq })
+		waitWriter(t, s, fmt.Sprintf("update %d", i), func(r Reader) bool { return r.s.seq > seq })
 	}
 	// The commit is blocked: no Update has returned.
 	for i, d := range dones {
@@ -411,17 +410,17 @@ func TestReadersKeepReplacedVersionUntilDurable(t *testing.T) {
 		volCap := func(v *Volume) string { return fmt.Sprint(v.CapacityBytes) }
 		snapSize := func(v *Snapshot) string { return fmt.Sprint(v.SizeBytes) }
 		var out map[string]string
-		s.View(func(tx Reader) {
+		s.View(func(r Reader) {
 			out = map[string]string{
-				"Volume(v1)":             orDash(tx.Volume("v1"), volCap),
-				"VolumeByName(n1)":       orDash(tx.VolumeByName("n1"), volCap),
-				"Snapshot(s1)":           orDash(tx.Snapshot("s1"), snapSize),
-				"SnapshotByName(sn1)":    orDash(tx.SnapshotByName("sn1"), snapSize),
-				"Publication(v1,node)":   orDash(tx.Publication("v1", "node"), func(p *Publication) string { return fmt.Sprintf("readonly=%v", p.Readonly) }),
-				"PublishedVolumes(node)": fmt.Sprint(tx.PublishedVolumes("node")),
-				"Usage(z)":               fmt.Sprintf("%+v", tx.Usage("z")),
-				"HasSnapshots(v1)":       fmt.Sprint(tx.HasSnapshots("v1")),
-				"IsPublished(v1)":        fmt.Sprint(tx.IsPublished("v1")),
+				"Volume(v1)":             orDash(r.Volume("v1"), volCap),
+				"VolumeByName(n1)":       orDash(r.VolumeByName("n1"), volCap),
+				"Snapshot(s1)":           orDash(r.Snapshot("s1"), snapSize),
+				"SnapshotByName(sn1)":    orDash(r.SnapshotByName("sn1"), snapSize),
+				"Publication(v1,node)":   orDash(r.Publication("v1", "node"), func(p *Publication) string { return fmt.Sprintf("readonly=%v", p.Readonly) }),
+				"PublishedVolumes(node)": fmt.Sprint(r.PublishedVolumes("node")),
+				"Usage(z)":               fmt.Sprintf("%+v", r.Usage("z")),
+				"HasSnapshots(v1)":       fmt.Sprint(r.HasSnapshots("v1")),
+				"IsPublished(v1)":        fmt.Sprint(r.IsPublished("v1")),
 			}
 		})
 		out["ZoneUsage(z) via Store"] = fmt.Sprintf("%+v", s.ZoneUsage("z"))
@@ -611,18 +610,18 @@ func TestReaderIndexesKeepEntriesUntilDurable(t *testing.T) {
 	}
 	writerView := func(s *Store) map[string]string {
 		var out map[string]string
-		s.View(func(tx Reader) {
+		s.View(func(r Reader) {
 			out = map[string]string{
-				"Volume(vA)":               orDash(tx.Volume("vA"), volID),
-				"VolumeByName(na)":         orDash(tx.VolumeByName("na"), volID),
-				"VolumeByName(na2)":        orDash(tx.VolumeByName("na2"), volID),
-				"Snapshot(s1)":             orDash(tx.Snapshot("s1"), snapID),
-				"SnapshotByName(sa)":       orDash(tx.SnapshotByName("sa"), snapID),
-				"SnapshotByName(sa2)":      orDash(tx.SnapshotByName("sa2"), snapID),
-				"HasSnapshots(vA)":         fmt.Sprint(tx.HasSnapshots("vA")),
-				"HasSnapshots(vB)":         fmt.Sprint(tx.HasSnapshots("vB")),
-				"IsPublished(vA)":          fmt.Sprint(tx.IsPublished("vA")),
-				"PublishedVolumes(node-1)": fmt.Sprint(tx.PublishedVolumes("node-1")),
+				"Volume(vA)":               orDash(r.Volume("vA"), volID),
+				"VolumeByName(na)":         orDash(r.VolumeByName("na"), volID),
+				"VolumeByName(na2)":        orDash(r.VolumeByName("na2"), volID),
+				"Snapshot(s1)":             orDash(r.Snapshot("s1"), snapID),
+				"SnapshotByName(sa)":       orDash(r.SnapshotByName("sa"), snapID),
+				"SnapshotByName(sa2)":      orDash(r.SnapshotByName("sa2"), snapID),
+				"HasSnapshots(vA)":         fmt.Sprint(r.HasSnapshots("vA")),
+				"HasSnapshots(vB)":         fmt.Sprint(r.HasSnapshots("vB")),
+				"IsPublished(vA)":          fmt.Sprint(r.IsPublished("vA")),
+				"PublishedVolumes(node-1)": fmt.Sprint(r.PublishedVolumes("node-1")),
 			}
 		})
 		return out
