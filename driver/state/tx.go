@@ -7,7 +7,9 @@ import (
 // Reader is the writer's view, read-only: it sees every write of earlier
 // Updates, durable or not (they are ordered before any later one). Store.View
 // hands out a Reader, not a Tx, so that a check cannot stage a write that
-// nothing would ever apply: Reader has no method that writes.
+// nothing would ever apply: Reader has no method that writes. The records
+// it returns are the store's own, as Store's read methods' are: change a
+// copy and Put it in an Update, never the record itself.
 type Reader struct {
 	s *Store
 }
