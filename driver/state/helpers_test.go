@@ -45,6 +45,15 @@ func snap(id, name, source string, zones ...string) *Snapshot {
 	return &Snapshot{ID: id, Name: name, SourceVolume: source, SizeBytes: 100, Zones: zones, Created: created}
 }
 
+// finder is what Store (durable records) and Reader (the writer's view)
+// both answer, so that a test can ask both the same questions.
+type finder interface {
+	Volume(id string) *Volume
+	VolumeByName(name string) *Volume
+	Snapshot(id string) *Snapshot
+	SnapshotByName(name string) *Snapshot
+}
+
 // ignoreVisibility compares records without their visibility bookkeeping,
 // which differs between a fresh write and a record loaded from disk.
 var ignoreVisibility = cmpopts.IgnoreUnexported(Volume{}, Snapshot{}, Publication{}, Mount{})

@@ -369,9 +369,18 @@ func TestReadersKeepReplacedVersionUntilDurable(t *testing.T) {
 			"PublishedNodes(v1)":  "[node]",
 		}
 	}
-	readerView := func(s *Store) map[string]string {
+	// records asks Store and Reader the same: a record's size, or "-".
+	records := func(f finder) map[string]string {
 		volCap := func(v *Volume) string { return fmt.Sprint(v.CapacityBytes) }
 		snapSize := func(v *Snapshot) string { return fmt.Sprint(v.SizeBytes) }
+		return map[string]string{
+			"Volume(v1)":          orDash(f.Volume("v1"), volCap),
+			"VolumeByName(n1)":    orDash(f.VolumeByName("n1"), volCap),
+			"Snapshot(s1)":        orDash(f.Snapshot("s1"), snapSize),
+			"SnapshotByName(sn1)": orDash(f.SnapshotByName("sn1"), snapSize),
+		}
+	}
+	readerView := func(s *Store) map[string]string {
 		vols, _ := s.ListVolumes("", 0)
 		var vl []string
 		for _, v := range vols {
@@ -382,15 +391,11 @@ func TestReadersKeepReplacedVersionUntilDurable(t *testing.T) {
 		for _, v := range snaps {
 			sl = append(sl, fmt.Sprintf("%s:%d", v.ID, v.SizeBytes))
 		}
-		return map[string]string{
-			"Volume(v1)":          orDash(s.Volume("v1"), volCap),
-			"VolumeByName(n1)":    orDash(s.VolumeByName("n1"), volCap),
-			"ListVolumes":         fmt.Sprint(vl),
-			"Snapshot(s1)":        orDash(s.Snapshot("s1"), snapSize),
-			"SnapshotByName(sn1)": orDash(s.SnapshotByName("sn1"), snapSize),
-			"ListSnapshots(v1)":   fmt.Sprint(sl),
-			"PublishedNodes(v1)":  fmt.Sprint(s.PublishedNodes("v1")),
-		}
+		out := records(s)
+		out["ListVolumes"] = fmt.Sprint(vl)
+		out["ListSnapshots(v1)"] = fmt.Sprint(sl)
+		out["PublishedNodes(v1)"] = fmt.Sprint(s.PublishedNodes("v1"))
+		return out
 	}
 	writerWant := func(r rec) map[string]string {
 		return map[string]string{
@@ -407,21 +412,14 @@ func TestReadersKeepReplacedVersionUntilDurable(t *testing.T) {
 		}
 	}
 	writerView := func(s *Store) map[string]string {
-		volCap := func(v *Volume) string { return fmt.Sprint(v.CapacityBytes) }
-		snapSize := func(v *Snapshot) string { return fmt.Sprint(v.SizeBytes) }
 		var out map[string]string
 		s.View(func(r Reader) {
-			out = map[string]string{
-				"Volume(v1)":             orDash(r.Volume("v1"), volCap),
-				"VolumeByName(n1)":       orDash(r.VolumeByName("n1"), volCap),
-				"Snapshot(s1)":           orDash(r.Snapshot("s1"), snapSize),
-				"SnapshotByName(sn1)":    orDash(r.SnapshotByName("sn1"), snapSize),
-				"Publication(v1,node)":   orDash(r.Publication("v1", "node"), func(p *Publication) string { return fmt.Sprintf("readonly=%v", p.Readonly) }),
-				"PublishedVolumes(node)": fmt.Sprint(r.PublishedVolumes("node")),
-				"Usage(z)":               fmt.Sprintf("%+v", r.Usage("z")),
-				"HasSnapshots(v1)":       fmt.Sprint(r.HasSnapshots("v1")),
-				"IsPublished(v1)":        fmt.Sprint(r.IsPublished("v1")),
-			}
+			out = records(r)
+			out["Publication(v1,node)"] = orDash(r.Publication("v1", "node"), func(p *Publication) string { return fmt.Sprintf("readonly=%v", p.Readonly) })
+			out["PublishedVolumes(node)"] = fmt.Sprint(r.PublishedVolumes("node"))
+			out["Usage(z)"] = fmt.Sprintf("%+v", r.Usage("z"))
+			out["HasSnapshots(v1)"] = fmt.Sprint(r.HasSnapshots("v1"))
+			out["IsPublished(v1)"] = fmt.Sprint(r.IsPublished("v1"))
 		})
 		out["ZoneUsage(z) via Store"] = fmt.Sprintf("%+v", s.ZoneUsage("z"))
 		return out
@@ -589,40 +587,38 @@ func TestReaderIndexesKeepEntriesUntilDurable(t *testing.T) {
 		}
 		return out
 	}
-	volID := func(v *Volume) string { return v.ID }
-	snapID := func(v *Snapshot) string { return v.ID }
+	// records asks Store and Reader the same: which record answers, or "-".
+	records := func(f finder) map[string]string {
+		volID := func(v *Volume) string { return v.ID }
+		snapID := func(v *Snapshot) string { return v.ID }
+		return map[string]string{
+			"Volume(vA)":          orDash(f.Volume("vA"), volID),
+			"VolumeByName(na)":    orDash(f.VolumeByName("na"), volID),
+			"VolumeByName(na2)":   orDash(f.VolumeByName("na2"), volID),
+			"Snapshot(s1)":        orDash(f.Snapshot("s1"), snapID),
+			"SnapshotByName(sa)":  orDash(f.SnapshotByName("sa"), snapID),
+			"SnapshotByName(sa2)": orDash(f.SnapshotByName("sa2"), snapID),
+		}
+	}
 	readerView := func(s *Store) map[string]string {
 		listed := func(source string) string {
 			got, _ := s.ListSnapshots("", 0, source)
 			return fmt.Sprint(snapshotIDs(got))
 		}
-		return map[string]string{
-			"Volume(vA)":               orDash(s.Volume("vA"), volID),
-			"VolumeByName(na)":         orDash(s.VolumeByName("na"), volID),
-			"VolumeByName(na2)":        orDash(s.VolumeByName("na2"), volID),
-			"Snapshot(s1)":             orDash(s.Snapshot("s1"), snapID),
-			"SnapshotByName(sa)":       orDash(s.SnapshotByName("sa"), snapID),
-			"SnapshotByName(sa2)":      orDash(s.SnapshotByName("sa2"), snapID),
-			"ListSnapshots(source vA)": listed("vA"),
-			"ListSnapshots(source vB)": listed("vB"),
-			"PublishedNodes(vA)":       fmt.Sprint(sorted(s.PublishedNodes("vA"))),
-		}
+		out := records(s)
+		out["ListSnapshots(source vA)"] = listed("vA")
+		out["ListSnapshots(source vB)"] = listed("vB")
+		out["PublishedNodes(vA)"] = fmt.Sprint(sorted(s.PublishedNodes("vA")))
+		return out
 	}
 	writerView := func(s *Store) map[string]string {
 		var out map[string]string
 		s.View(func(r Reader) {
-			out = map[string]string{
-				"Volume(vA)":               orDash(r.Volume("vA"), volID),
-				"VolumeByName(na)":         orDash(r.VolumeByName("na"), volID),
-				"VolumeByName(na2)":        orDash(r.VolumeByName("na2"), volID),
-				"Snapshot(s1)":             orDash(r.Snapshot("s1"), snapID),
-				"SnapshotByName(sa)":       orDash(r.SnapshotByName("sa"), snapID),
-				"SnapshotByName(sa2)":      orDash(r.SnapshotByName("sa2"), snapID),
-				"HasSnapshots(vA)":         fmt.Sprint(r.HasSnapshots("vA")),
-				"HasSnapshots(vB)":         fmt.Sprint(r.HasSnapshots("vB")),
-				"IsPublished(vA)":          fmt.Sprint(r.IsPublished("vA")),
-				"PublishedVolumes(node-1)": fmt.Sprint(r.PublishedVolumes("node-1")),
-			}
+			out = records(r)
+			out["HasSnapshots(vA)"] = fmt.Sprint(r.HasSnapshots("vA"))
+			out["HasSnapshots(vB)"] = fmt.Sprint(r.HasSnapshots("vB"))
+			out["IsPublished(vA)"] = fmt.Sprint(r.IsPublished("vA"))
+			out["PublishedVolumes(node-1)"] = fmt.Sprint(r.PublishedVolumes("node-1"))
 		})
 		return out
 	}
