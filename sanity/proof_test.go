@@ -1,9 +1,7 @@
 package sanity_test
 
 import (
-	"context"
 	"encoding/xml"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +15,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/zonepath/zonepath/driver/faults"
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/world"
 	zpsanity "github.com/zonepath/zonepath/sanity"
 )
 
@@ -259,41 +256,12 @@ func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin
 		}
 		worldYAML = string(data)
 	}
-	topo, err := world.Parse([]byte(worldYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rulesFile := filepath.Join(dir, "faults.yaml")
-	if err := os.WriteFile(rulesFile, []byte(rules), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	inj, err := faults.New(rulesFile, topo.Segment(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go inj.Watch(ctx, 10*time.Millisecond) // lift commands rewrite the rules
-	cfg := plugin.Config{
-		StateDir: filepath.Join(dir, "state"), NodeID: "sanity-node", Topology: topo, MaxVolumesPerNode: 3,
-		ServeController: true, ServeNode: true, Faults: inj,
-	}
-	if change != nil {
-		change(&cfg)
-	}
-	p, err := plugin.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "csi.sock")
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := p.GRPCServer()
-	go srv.Serve(lis)
-	t.Cleanup(func() { srv.Stop(); p.Close() })
-	return "unix://" + sock
+	return drivertest.Start(t, drivertest.Options{World: worldYAML, Faults: rules, Dir: dir, Config: func(c *plugin.Config) {
+		c.NodeID, c.MaxVolumesPerNode = "sanity-node", 3
+		if change != nil {
+			change(c)
+		}
+	}}).Endpoint
 }
 
 type result struct {

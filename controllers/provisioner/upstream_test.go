@@ -2,8 +2,6 @@ package provisioner
 
 import (
 	"context"
-	"net"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +13,6 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,20 +23,13 @@ import (
 
 	"github.com/zonepath/zonepath/controllers/features"
 	"github.com/zonepath/zonepath/controllers/topology"
-	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/world"
+	"github.com/zonepath/zonepath/driver/drivertest"
 )
 
 type csiConn = *grpc.ClientConn
 
 // worldYAML is the driver's topology: three zones in region-1, one in region-2.
-const worldYAML = `
-regions:
-- name: region-1
-  zones: [{name: zone-a}, {name: zone-b}, {name: zone-c}]
-- name: region-2
-  zones: [{name: zone-d}]
-`
+var worldYAML = drivertest.World("")
 
 // createRecorder keeps every CreateVolumeRequest the provisioner sends.
 type createRecorder struct {
@@ -70,34 +60,9 @@ func (r *createRecorder) last(t *testing.T) *csi.CreateVolumeRequest {
 // connection that records CreateVolume requests.
 func startDriver(t *testing.T) (*grpc.ClientConn, *createRecorder) {
 	t.Helper()
-	topo, err := world.Parse([]byte(worldYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "csi.sock")
-	p, err := plugin.New(plugin.Config{Topology: topo, StateDir: filepath.Join(dir, "state"), NodeID: "node-1",
-		ServeController: true, Endpoint: "unix://" + sock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := p.GRPCServer()
-	go func() { _ = srv.Serve(lis) }()
 	rec := &createRecorder{}
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(rec.intercept))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		srv.Stop()
-		p.Close()
-	})
-	return conn, rec
+	d := drivertest.Start(t, drivertest.Options{World: worldYAML})
+	return d.Conn(t, grpc.WithUnaryInterceptor(rec.intercept)), rec
 }
 
 // snapshotInZoneA takes a real snapshot of a volume in region-1/zone-a and
@@ -107,16 +72,12 @@ func snapshotInZoneA(t *testing.T, conn *grpc.ClientConn) (string, []v1.Topology
 	t.Helper()
 	ctx := context.Background()
 	c := csi.NewControllerClient(conn)
-	zoneA := &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{regionKey: "region-1", zoneKey: "zone-a"}}}}
-	vol, err := c.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "source", CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30},
-		VolumeCapabilities: []*csi.VolumeCapability{{
-			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		}}, AccessibilityRequirements: zoneA})
+	zoneA := drivertest.Requisite(drivertest.Segment(regionKey, "region-1", zoneKey, "zone-a"))
+	vol, err := c.CreateVolume(ctx, drivertest.VolumeRequest("source", 1<<30, zoneA))
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "snap", SourceVolumeId: vol.GetVolume().GetVolumeId(), AccessibilityRequirements: zoneA})
+	snap, err := c.CreateSnapshot(ctx, drivertest.SnapshotRequest("snap", vol.GetVolume().GetVolumeId(), zoneA))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,16 +2,12 @@ package snapshotter
 
 import (
 	"context"
-	"net"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,24 +16,12 @@ import (
 
 	"github.com/zonepath/zonepath/controllers/features"
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
-	"github.com/zonepath/zonepath/driver/faults"
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/world"
 )
 
 // driverWorld: zone-c holds no snapshot copy, region-2 is elsewhere.
-const driverWorld = `
-regions:
-- name: region-1
-  zones:
-  - name: zone-a
-  - name: zone-b
-  - name: zone-c
-    snapshotQuota: 0
-- name: region-2
-  zones:
-  - name: zone-d
-`
+var driverWorld = drivertest.World("snapshotQuota: 0")
 
 // zonepathConfig varies the in-process driver.
 type zonepathConfig struct {
@@ -49,62 +33,15 @@ type zonepathConfig struct {
 // connection and the ID of a volume in zone-a.
 func startZonepath(t *testing.T, cfg zonepathConfig) (*grpc.ClientConn, string) {
 	t.Helper()
-	topo, err := world.Parse([]byte(driverWorld))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "zpdrv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "csi.sock")
-	injector := faultInjector(t, dir, cfg.faults)
-	p, err := plugin.New(plugin.Config{Topology: topo, StateDir: filepath.Join(dir, "state"), Endpoint: "unix://" + sock,
-		ServeController: true, DisableSnapshotAccessibility: cfg.noAccessibility, Faults: injector})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := p.GRPCServer()
-	go srv.Serve(lis)
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); srv.Stop(); p.Close() })
-	vol, err := csi.NewControllerClient(conn).CreateVolume(context.Background(), &csi.CreateVolumeRequest{
-		Name: "source", CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 20},
-		VolumeCapabilities: []*csi.VolumeCapability{{
-			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		}},
-		AccessibilityRequirements: &csi.TopologyRequirement{Requisite: []*csi.Topology{segment(regionKey, "region-1", zoneKey, "zone-a")}},
-	})
+	conn := drivertest.Start(t, drivertest.Options{World: driverWorld, Faults: cfg.faults, Config: func(c *plugin.Config) {
+		c.DisableSnapshotAccessibility = cfg.noAccessibility
+	}}).Conn(t)
+	zoneA := drivertest.Requisite(drivertest.Segment(regionKey, "region-1", zoneKey, "zone-a"))
+	vol, err := csi.NewControllerClient(conn).CreateVolume(context.Background(), drivertest.VolumeRequest("source", 1<<20, zoneA))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return conn, vol.GetVolume().GetVolumeId()
-}
-
-// faultInjector loads rules from a file in dir; no rules, no injector.
-func faultInjector(t *testing.T, dir, rules string) *faults.Injector {
-	t.Helper()
-	if rules == "" {
-		return nil
-	}
-	path := filepath.Join(dir, "faults.yaml")
-	if err := os.WriteFile(path, []byte(rules), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	injector, err := faults.New(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return injector
 }
 
 // TestWithZonepathDriver runs CreateSnapshot against the real driver: the

@@ -2,18 +2,16 @@ package snapshotter
 
 import (
 	"context"
-	"net"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/zonepath/zonepath/driver/drivertest"
 )
 
 const testDriver = "fake.csi.dev"
@@ -80,40 +78,16 @@ func (f *fakeCSI) calls() ([]*csi.CreateSnapshotRequest, []time.Time) {
 	return append([]*csi.CreateSnapshotRequest(nil), f.requests...), append([]time.Time(nil), f.times...)
 }
 
-// serveCSI serves srv's identity and controller services on a unix
-// socket until the test ends and returns a connection to it.
+// serveCSI serves a fake driver's identity and controller services on a
+// unix socket until the test ends and returns a connection to it.
 func serveCSI(t *testing.T, ids csi.IdentityServer, ctrl csi.ControllerServer) *grpc.ClientConn {
 	t.Helper()
-	// A short directory: unix socket paths are limited to ~108 bytes.
-	dir, err := os.MkdirTemp("", "zpsnap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "csi.sock")
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := grpc.NewServer()
 	csi.RegisterIdentityServer(srv, ids)
 	csi.RegisterControllerServer(srv, ctrl)
-	go srv.Serve(lis)
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		srv.Stop()
-	})
-	return conn
+	return drivertest.Dial(t, drivertest.Serve(t, srv))
 }
 
-func segment(kv ...string) *csi.Topology {
-	s := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		s[kv[i]] = kv[i+1]
-	}
-	return &csi.Topology{Segments: s}
-}
+// segment is the kit's segment builder under the name this package's
+// tests use.
+var segment = drivertest.Segment

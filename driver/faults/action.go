@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"k8s.io/klog/v2"
 )
 
 // act performs the rule's action on a call it fired on.
@@ -35,7 +34,7 @@ func (r *rule) act(ctx context.Context, req any, handler grpc.UnaryHandler) (any
 	if err != nil || (len(r.clear) == 0 && len(r.set) == 0) {
 		return resp, err
 	}
-	return r.mutate(ctx, resp)
+	return r.mutate(resp)
 }
 
 // sleep waits for d, giving up with the gRPC status of ctx's error when the
@@ -54,7 +53,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // mutate applies clear and then set to a copy of resp. The copy matters:
 // handlers may return pointers into state they keep, which a fault must
 // not corrupt.
-func (r *rule) mutate(ctx context.Context, resp any) (any, error) {
+func (r *rule) mutate(resp any) (any, error) {
 	msg, ok := resp.(proto.Message)
 	if !ok {
 		return nil, status.Errorf(codes.Internal, "fault rule %q: response %T is not a protobuf message", r.name, resp)
@@ -66,24 +65,21 @@ func (r *rule) mutate(ctx context.Context, resp any) (any, error) {
 	m := out.ProtoReflect()
 	for _, p := range r.clear {
 		if err := clearPath(m, p); err != nil {
-			return nil, r.pathError(ctx, p, err)
+			return nil, r.pathError(p, err)
 		}
 	}
 	for _, op := range r.set {
 		if err := setPath(m, op.path, op.value); err != nil {
-			return nil, r.pathError(ctx, op.path, err)
+			return nil, r.pathError(op.path, err)
 		}
 	}
 	return out, nil
 }
 
-// pathError turns a path that does not fit the response into a visible
-// Internal error (a misconfigured rule must not look like a passing call),
-// logging it only the first time per rule and path.
-func (r *rule) pathError(ctx context.Context, p fieldPath, err error) error {
-	if _, seen := r.reported.LoadOrStore(p.text, struct{}{}); !seen {
-		klog.FromContext(ctx).Error(err, "Fault rule cannot apply mutate path", "rule", r.name, "path", p.text)
-	}
+// pathError reports a path that does not fit the response as Internal (a
+// misconfigured rule must not look like a passing call). Parse refuses such
+// paths for every method a rule matches, so this is only a backstop.
+func (r *rule) pathError(p fieldPath, err error) error {
 	return status.Errorf(codes.Internal, "fault rule %q: mutate path %q: %v", r.name, p.text, err)
 }
 

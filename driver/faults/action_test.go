@@ -104,8 +104,7 @@ func TestMutate(t *testing.T) {
 		method  string // default createSnapshot
 		action  string
 		handler *fakeHandler
-		want    proto.Message // nil: want an error with wantErr
-		wantErr string
+		want    proto.Message
 	}{
 		{
 			name:    "clear accessible_topology",
@@ -140,24 +139,6 @@ func TestMutate(t *testing.T) {
 			action:  "mutate: {set: {snapshot.snapshot_id: x}}",
 			handler: &fakeHandler{resp: &csi.CreateSnapshotResponse{}},
 			want:    &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{SnapshotId: "x"}},
-		},
-		{
-			name:    "unknown field",
-			action:  "mutate: {clear: [volume.accessible_topology]}",
-			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `fault rule "r": mutate path "volume.accessible_topology": csi.v1.CreateSnapshotResponse has no field "volume"`,
-		},
-		{
-			name:    "unknown field fails even when parent unset",
-			action:  "mutate: {clear: [snapshot.bogus]}",
-			handler: &fakeHandler{resp: &csi.CreateSnapshotResponse{}},
-			wantErr: `csi.v1.Snapshot has no field "bogus"`,
-		},
-		{
-			name:    "path through repeated field",
-			action:  "mutate: {clear: [snapshot.accessible_topology.segments]}",
-			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `csi.v1.Snapshot.accessible_topology is not a singular message field`,
 		},
 		{
 			name: "set repeated message field from JSON string",
@@ -247,79 +228,16 @@ func TestMutate(t *testing.T) {
 			handler: &fakeHandler{resp: &csi.NodeGetInfoResponse{NodeId: "n1", AccessibleTopology: &csi.Topology{Segments: zone("a")}}},
 			want:    &csi.NodeGetInfoResponse{NodeId: "n1", MaxVolumesPerNode: 7, AccessibleTopology: &csi.Topology{Segments: zone("a")}},
 		},
-		{
-			name:    "set message field to invalid JSON",
-			action:  `mutate: {set: {snapshot.accessible_topology: '[{"segments": }]'}}`,
-			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `fault rule "r": mutate path "snapshot.accessible_topology": value [{"segments": }] for csi.v1.Snapshot.accessible_topology (repeated csi.v1.Topology), decoded as {"accessibleTopology": value}: proto`,
-		},
-		{
-			name:    "set message field to JSON of the wrong type",
-			action:  `mutate: {set: {snapshot.accessible_topology: '{"segments": {"zone": "d"}}'}}`,
-			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `fault rule "r": mutate path "snapshot.accessible_topology": value {"segments": {"zone": "d"}} for csi.v1.Snapshot.accessible_topology`,
-		},
-		{
-			name:    "set message field with unknown JSON field",
-			action:  `mutate: {set: {snapshot.accessible_topology: '[{"segment": {"zone": "d"}}]'}}`,
-			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `unknown field "segment"`,
-		},
-		{
-			name:    "set message field to more than one JSON value",
-			action:  `mutate: {set: {snapshot.accessible_topology: '[], "snapshotId": "x"'}}`,
-			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `mutate path "snapshot.accessible_topology": value [], "snapshotId": "x" for csi.v1.Snapshot.accessible_topology (repeated csi.v1.Topology): not a single JSON value`,
-		},
-		{
-			name:    "set map field to map of wrong value type",
-			method:  createVolume,
-			action:  `mutate: {set: {volume.volume_context: '{"a": 1}'}}`,
-			handler: &fakeHandler{resp: &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: "vol-1"}}},
-			wantErr: `mutate path "volume.volume_context": value {"a": 1} for csi.v1.Volume.volume_context (map<string, string>)`,
-		},
-		{
-			name:    "set message field to plain text",
-			action:  "mutate: {set: {snapshot: x}}",
-			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `mutate path "snapshot": value x for csi.v1.CreateSnapshotResponse.snapshot (csi.v1.Snapshot)`,
-		},
-		{
-			name:    "set scalar field from native YAML map",
-			action:  "mutate: {set: {snapshot.snapshot_id: {a: b}}}",
-			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `mutate path "snapshot.snapshot_id": value {"a":"b"} for csi.v1.Snapshot.snapshot_id (string): a YAML list or map only fits a message, repeated or map field`,
-		},
-		{
-			name:    "set value of wrong kind",
-			action:  "mutate: {set: {snapshot.size_bytes: big}}",
-			handler: &fakeHandler{resp: snapshotResponse()},
-			wantErr: `value "big" for csi.v1.Snapshot.size_bytes (int64)`,
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			method := cmp.Or(tt.method, createSnapshot)
 			i, _ := newInjector(t, oneRule("rpc: "+method, tt.action), nil)
 			original := proto.Clone(tt.handler.resp.(proto.Message))
-			ctx, logs := logContext(t)
+			ctx := context.Background()
 			resp, err := call(ctx, i, method, nil, tt.handler)
-			if tt.want != nil {
-				if err != nil || !proto.Equal(resp.(proto.Message), tt.want) {
-					t.Errorf("got %v, %v; want %v", resp, err, tt.want)
-				}
-			} else {
-				st := status.Convert(err)
-				if resp != nil || st.Code() != codes.Internal || !strings.Contains(st.Message(), tt.wantErr) {
-					t.Errorf("got %v, %v; want Internal containing %q", resp, err, tt.wantErr)
-				}
-				_, err2 := call(ctx, i, method, nil, tt.handler)
-				if status.Code(err2) != codes.Internal {
-					t.Errorf("second call: %v, want Internal again", err2)
-				}
-				if n := strings.Count(logs(), "Fault rule cannot apply mutate path"); n != 1 {
-					t.Errorf("unresolvable path logged %d times over two calls, want once:\n%s", n, logs())
-				}
+			if err != nil || !proto.Equal(resp.(proto.Message), tt.want) {
+				t.Errorf("got %v, %v; want %v", resp, err, tt.want)
 			}
 			if !proto.Equal(tt.handler.resp.(proto.Message), original) {
 				t.Errorf("handler's own response was modified: %v", tt.handler.resp)

@@ -19,4 +19,7 @@
 // independently of the other rules, and the first rule in file order
 // whose count is inside its nth/count window acts on the call. Later
 // rules still count the call even if an earlier rule acted.
+//
+// It knows gRPC methods and CSI messages only: it must not import the
+// plugin or its state, so that a fault cannot depend on driver internals.
 package faults

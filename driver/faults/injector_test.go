@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 )
 
@@ -107,17 +108,6 @@ func replaceFile(t *testing.T, path, content string) {
 	}
 }
 
-// waitFor polls cond until it holds or a generous bound expires.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 func TestWatch(t *testing.T) {
 	i, path := newInjector(t, codeRule("old", "Unavailable"), nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -142,10 +132,13 @@ func TestWatch(t *testing.T) {
 	}
 
 	replaceFile(t, path, codeRule("new", "Aborted"))
-	waitFor(t, "Watch to load the rewritten file", func() bool {
+	loaded := func(context.Context) (bool, error) {
 		s := i.Stats()
-		return len(s) == 1 && s[0].Name == "new"
-	})
+		return len(s) == 1 && s[0].Name == "new", nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 5*time.Second, true, loaded); err != nil {
+		t.Fatalf("Watch did not load the rewritten file: %v", err)
+	}
 	if got := callCode(i); got != codes.Aborted {
 		t.Errorf("after watch reload: %v, want Aborted", got)
 	}

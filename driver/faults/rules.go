@@ -9,7 +9,6 @@ import (
 	"path"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +16,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/dynamicpb"
 	"sigs.k8s.io/yaml"
 )
 
@@ -87,8 +88,8 @@ type Mutate struct {
 // field's value in protojson form, e.g. '[{"segments": {"zone": "a"}}]'.
 //
 // A YAML list or map is kept as compact JSON text with Structured set. It
-// can only be given to a message, repeated or map field, which is checked
-// when the rule acts because only then is the response type known.
+// can only be given to a message, repeated or map field, which Parse checks
+// against the response of every method the rule matches.
 type Value struct {
 	Text       string
 	Structured bool
@@ -145,10 +146,6 @@ type rule struct {
 	delay   time.Duration
 	clear   []fieldPath
 	set     []setOp // sorted by path so that overlapping paths apply deterministically
-
-	// reported remembers unresolvable paths already logged, so that a
-	// misconfigured rule does not flood the log on every call.
-	reported sync.Map
 }
 
 type fieldPath struct {
@@ -204,6 +201,9 @@ func compile(spec *Rule) (*rule, error) {
 		return nil, err
 	}
 	if err := r.compileAction(&spec.Action); err != nil {
+		return nil, err
+	}
+	if err := r.checkMutate(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -315,10 +315,35 @@ func (r *rule) compileMutate(m *Mutate) error {
 	return nil
 }
 
+// checkMutate applies the rule's clear and set to an empty response of
+// every CSI method its rpc matches, so that a path the response type does
+// not have, or a value the field cannot take, refuses the file at load
+// instead of failing every matching call with Internal. Whether a path
+// applies depends on the response type only, never on its content.
+func (r *rule) checkMutate() error {
+	for _, method := range csiMethods() {
+		if !r.rpc.matches(method) {
+			continue
+		}
+		resp := csiResponses()[method]
+		for idx, p := range r.clear {
+			if err := clearPath(resp.New(), p); err != nil {
+				return fmt.Errorf("action.mutate.clear[%d]: %q cannot apply to the %s response: %w", idx, p.text, shortName(method), err)
+			}
+		}
+		for _, op := range r.set {
+			if err := setPath(resp.New(), op.path, op.value); err != nil {
+				return fmt.Errorf("action.mutate.set[%q]: cannot apply to the %s response: %w", op.path.text, shortName(method), err)
+			}
+		}
+	}
+	return nil
+}
+
 var pathRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 
-// parsePath checks syntax only: which response type a glob rule meets is
-// known only at call time, so resolution happens when the rule acts.
+// parsePath checks syntax only; checkMutate resolves the path against the
+// response types of the methods the rule matches.
 func parsePath(text string) (fieldPath, error) {
 	if !pathRE.MatchString(text) {
 		return fieldPath{}, fmt.Errorf("invalid field path %q, want dot-separated proto field names", text)
@@ -387,28 +412,38 @@ func compileRPC(rpc string) (rpcMatcher, error) {
 	return rpcMatcher{}, fmt.Errorf("unknown CSI method %q (valid: %s)", rpc, strings.Join(csiShortNames(), ", "))
 }
 
-// csiMethods lists the full method names of every service in the CSI spec
-// the driver is built against, so new spec versions need no code change.
-var csiMethods = sync.OnceValue(func() []string {
-	var out []string
+// csiResponses maps the full method name of every method of every service
+// in the CSI spec the driver is built against to the type of its
+// response, so new spec versions need no code change.
+var csiResponses = sync.OnceValue(func() map[string]protoreflect.MessageType {
+	out := map[string]protoreflect.MessageType{}
 	services := csi.File_csi_proto.Services()
 	for i := range services.Len() {
 		svc := services.Get(i)
 		methods := svc.Methods()
 		for j := range methods.Len() {
-			out = append(out, fmt.Sprintf("/%s/%s", svc.FullName(), methods.Get(j).Name()))
+			m := methods.Get(j)
+			// The csi package registers every message of its file; the
+			// dynamic type is only a fallback that behaves the same.
+			var mt protoreflect.MessageType = dynamicpb.NewMessageType(m.Output())
+			if t, err := protoregistry.GlobalTypes.FindMessageByName(m.Output().FullName()); err == nil {
+				mt = t
+			}
+			out[fmt.Sprintf("/%s/%s", svc.FullName(), m.Name())] = mt
 		}
 	}
-	sort.Strings(out)
 	return out
 })
+
+// csiMethods lists the full method names of csiResponses, sorted.
+var csiMethods = sync.OnceValue(func() []string { return slices.Sorted(maps.Keys(csiResponses())) })
 
 func csiShortNames() []string {
 	var out []string
 	for _, m := range csiMethods() {
 		out = append(out, shortName(m))
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

@@ -106,11 +106,11 @@ func TestParseValid(t *testing.T) {
   set:
     snapshot.accessible_topology: '[{"segments": {"zone": "d"}}]'
     snapshot.creation_time: '"2024-01-02T03:04:05Z"'
-    snapshot.source_volume_id: [a, {b: 9007199254740993}]`), func(t *testing.T, r *rule) {
+    snapshot: {snapshot_id: a, size_bytes: 9007199254740993}`), func(t *testing.T, r *rule) {
 			want := []Value{
+				{Text: `{"size_bytes":9007199254740993,"snapshot_id":"a"}`, Structured: true},
 				{Text: `[{"segments": {"zone": "d"}}]`},
 				{Text: `"2024-01-02T03:04:05Z"`},
-				{Text: `["a",{"b":9007199254740993}]`, Structured: true},
 			}
 			if len(r.set) != len(want) {
 				t.Fatalf("set = %v, want values %v", r.set, want)
@@ -162,5 +162,55 @@ func TestReadmeExamples(t *testing.T) {
 		if _, err := Parse([]byte(b[1])); err != nil {
 			t.Errorf("README example %d: %v", n+1, err)
 		}
+	}
+}
+
+// TestParseRefusesInapplicableMutate: a clear or set that cannot apply to
+// the response of a method the rule matches refuses the file at load,
+// naming the rule, the path and the method.
+func TestParseRefusesInapplicableMutate(t *testing.T) {
+	const prefix = `rules[0] "r": `
+	tests := []struct {
+		name, rpc, action, want string
+	}{
+		{"field of another response", "CreateSnapshot", "mutate: {clear: [volume.accessible_topology]}",
+			`action.mutate.clear[0]: "volume.accessible_topology" cannot apply to the CreateSnapshot response: csi.v1.CreateSnapshotResponse has no field "volume"`},
+		{"unknown field below a message", "CreateSnapshot", "mutate: {clear: [snapshot.bogus]}",
+			`action.mutate.clear[0]: "snapshot.bogus" cannot apply to the CreateSnapshot response: csi.v1.Snapshot has no field "bogus"`},
+		{"into ListSnapshots entries", "ListSnapshots", "mutate: {clear: [entries.snapshot.accessible_topology]}",
+			`action.mutate.clear[0]: "entries.snapshot.accessible_topology" cannot apply to the ListSnapshots response: csi.v1.ListSnapshotsResponse.entries is not a singular message field`},
+		{"through a repeated field", "CreateSnapshot", "mutate: {clear: [snapshot.accessible_topology.segments]}",
+			`action.mutate.clear[0]: "snapshot.accessible_topology.segments" cannot apply to the CreateSnapshot response: csi.v1.Snapshot.accessible_topology is not a singular message field`},
+		{"second clear path", "CreateVolume", "mutate: {clear: [volume, snapshot]}",
+			`action.mutate.clear[1]: "snapshot" cannot apply to the CreateVolume response: csi.v1.CreateVolumeResponse has no field "snapshot"`},
+		{"glob meeting a response without the field", `"*Snapshot"`, "mutate: {clear: [snapshot.accessible_topology]}",
+			`action.mutate.clear[0]: "snapshot.accessible_topology" cannot apply to the DeleteSnapshot response: csi.v1.DeleteSnapshotResponse has no field "snapshot"`},
+		{"set into ListSnapshots entries", "ListSnapshots", "mutate: {set: {entries.snapshot.snapshot_id: x}}",
+			`action.mutate.set["entries.snapshot.snapshot_id"]: cannot apply to the ListSnapshots response: csi.v1.ListSnapshotsResponse.entries is not a singular message field`},
+		{"set value of wrong kind", "CreateSnapshot", "mutate: {set: {snapshot.size_bytes: big}}",
+			`action.mutate.set["snapshot.size_bytes"]: cannot apply to the CreateSnapshot response: value "big" for csi.v1.Snapshot.size_bytes (int64): strconv.ParseInt: parsing "big": invalid syntax`},
+		{"set scalar from native YAML map", "CreateSnapshot", "mutate: {set: {snapshot.snapshot_id: {a: b}}}",
+			`action.mutate.set["snapshot.snapshot_id"]: cannot apply to the CreateSnapshot response: value {"a":"b"} for csi.v1.Snapshot.snapshot_id (string): a YAML list or map only fits a message, repeated or map field`},
+		{"set message to plain text", "CreateSnapshot", "mutate: {set: {snapshot: x}}",
+			`action.mutate.set["snapshot"]: cannot apply to the CreateSnapshot response: value x for csi.v1.CreateSnapshotResponse.snapshot (csi.v1.Snapshot), decoded as {"snapshot": value}: proto:`},
+		{"set repeated field to an object", "CreateSnapshot", `mutate: {set: {snapshot.accessible_topology: '{"segments": {"zone": "d"}}'}}`,
+			`action.mutate.set["snapshot.accessible_topology"]: cannot apply to the CreateSnapshot response: value {"segments": {"zone": "d"}} for csi.v1.Snapshot.accessible_topology (repeated csi.v1.Topology), decoded as {"accessibleTopology": value}: proto:`},
+		{"set with an unknown JSON field", "CreateSnapshot", `mutate: {set: {snapshot.accessible_topology: '[{"segment": {"zone": "d"}}]'}}`,
+			`unknown field "segment"`},
+		{"set more than one JSON value", "CreateSnapshot", `mutate: {set: {snapshot.accessible_topology: '[], "snapshotId": "x"'}}`,
+			`action.mutate.set["snapshot.accessible_topology"]: cannot apply to the CreateSnapshot response: value [], "snapshotId": "x" for csi.v1.Snapshot.accessible_topology (repeated csi.v1.Topology): not a single JSON value`},
+		{"set map of the wrong value type", "CreateVolume", `mutate: {set: {volume.volume_context: '{"a": 1}'}}`,
+			`action.mutate.set["volume.volume_context"]: cannot apply to the CreateVolume response: value {"a": 1} for csi.v1.Volume.volume_context (map<string, string>), decoded as {"volumeContext": value}: proto:`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(oneRule("rpc: "+tt.rpc, tt.action)))
+			if err == nil {
+				t.Fatalf("Parse succeeded, want %q", tt.want)
+			}
+			if !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse error\n %s\nwant %s...%s", err, prefix, tt.want)
+			}
+		})
 	}
 }

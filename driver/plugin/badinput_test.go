@@ -10,57 +10,38 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
-	"github.com/zonepath/zonepath/driver/world"
 )
 
 // testDriver is a driver in testWorld whose state and data directories a
 // test can inspect, and which it can restart on the same state.
 type testDriver struct {
 	*client
-	p        *plugin.Plugin
-	cfg      plugin.Config
-	stateDir string
-	stop     func()
+	*drivertest.Driver
 }
 
 func newTestDriver(t *testing.T, configure func(*plugin.Config)) *testDriver {
 	t.Helper()
-	topo, err := world.Parse([]byte(testWorld))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := plugin.Config{Topology: topo, MaxVolumesPerNode: 3, StateDir: filepath.Join(t.TempDir(), "state")}
-	if configure != nil {
-		configure(&cfg)
-	}
-	d := &testDriver{cfg: cfg, stateDir: cfg.StateDir}
-	d.start(t)
+	d := &testDriver{Driver: drivertest.Start(t, drivertest.Options{World: testWorld, Config: func(c *plugin.Config) {
+		c.MaxVolumesPerNode = 3
+		if configure != nil {
+			configure(c)
+		}
+	}})}
+	d.client = newCSIClient(t, d.Driver)
 	return d
-}
-
-func (d *testDriver) start(t *testing.T) {
-	t.Helper()
-	endpoint, p, stop := serveDriver(t, d.cfg)
-	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	d.client = &client{ControllerClient: csi.NewControllerClient(conn), NodeClient: csi.NewNodeClient(conn), t: t}
-	d.p, d.stop = p, stop
 }
 
 // restart stops the driver and starts a new one on the same state.
 func (d *testDriver) restart(t *testing.T) {
 	t.Helper()
-	d.stop()
-	d.start(t)
+	d.Restart(t)
+	d.client = newCSIClient(t, d.Driver)
 }
 
-func (d *testDriver) dataDir() string { return filepath.Join(d.stateDir, "data") }
+func (d *testDriver) dataDir() string { return filepath.Join(d.Config.StateDir, "data") }
 
 // dataFiles lists volumes/ and snapshots/ of the data directory.
 func (d *testDriver) dataFiles(t *testing.T) []string {
@@ -78,32 +59,11 @@ func (d *testDriver) dataFiles(t *testing.T) []string {
 	return out
 }
 
-func mountCapability() *csi.VolumeCapability {
-	return &csi.VolumeCapability{
-		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-	}
-}
-
-func blockCapability() *csi.VolumeCapability {
-	return &csi.VolumeCapability{
-		AccessType: &csi.VolumeCapability_Block{Block: &csi.VolumeCapability_BlockVolume{}},
-		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-	}
-}
-
-func capabilityOf(block bool) *csi.VolumeCapability {
-	if block {
-		return blockCapability()
-	}
-	return mountCapability()
-}
-
 // sizedRequest asks for a volume of the access type with a capacity range.
 func sizedRequest(name string, block bool, r *csi.CapacityRange) *csi.CreateVolumeRequest {
-	req := volumeRequest(name, 0, nil)
+	req := drivertest.VolumeRequest(name, 0, nil)
 	req.CapacityRange = r
-	req.VolumeCapabilities = []*csi.VolumeCapability{capabilityOf(block)}
+	req.VolumeCapabilities = []*csi.VolumeCapability{drivertest.Capability(block)}
 	return req
 }
 
@@ -120,16 +80,10 @@ type codeCase struct {
 	want codes.Code
 }
 
-func (d *testDriver) createVolumeCall(req *csi.CreateVolumeRequest) func() error {
+// errOf is a codeCase call: the error of one RPC with req.
+func errOf[Req, Resp any](rpc func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) func() error {
 	return func() error {
-		_, err := d.CreateVolume(context.Background(), req)
-		return err
-	}
-}
-
-func (d *testDriver) createSnapshotCall(name, source string, params map[string]string) func() error {
-	return func() error {
-		_, err := d.CreateSnapshot(context.Background(), &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: source, Parameters: params})
+		_, err := rpc(context.Background(), req)
 		return err
 	}
 }
@@ -162,14 +116,14 @@ func runCodeCases(t *testing.T, cases []codeCase) {
 func TestControlCharactersAreInvalid(t *testing.T) {
 	d := newTestDriver(t, nil)
 	ctx := context.Background()
-	vol := d.mustCreateVolume(volumeRequest("ctl-source", gib, nil)).GetVolumeId()
+	vol := d.mustCreateVolume(drivertest.VolumeRequest("ctl-source", gib, nil)).GetVolumeId()
 	createVolume := func(mutate func(*csi.CreateVolumeRequest)) func() error {
-		req := volumeRequest("ctl-volume", gib, nil)
+		req := drivertest.VolumeRequest("ctl-volume", gib, nil)
 		mutate(req)
-		return d.createVolumeCall(req)
+		return errOf(d.CreateVolume, req)
 	}
 	createSnapshot := func(name string, params map[string]string) func() error {
-		return d.createSnapshotCall(name, vol, params)
+		return errOf(d.CreateSnapshot, &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: vol, Parameters: params})
 	}
 	cases := []codeCase{
 		{"CreateVolume name with NUL", createVolume(func(r *csi.CreateVolumeRequest) { r.Name = "ctl\x00volume" }), codes.InvalidArgument},
@@ -179,18 +133,9 @@ func TestControlCharactersAreInvalid(t *testing.T) {
 		{"CreateSnapshot name with NUL", createSnapshot("ctl\x00snap", nil), codes.InvalidArgument},
 		{"CreateSnapshot parameter value with NUL", createSnapshot("ctl-snap", map[string]string{"example.com/k": "\x00"}), codes.InvalidArgument},
 		{"CreateSnapshot parameter key with C1 control", createSnapshot("ctl-snap", map[string]string{"example.com/\u0085": "v"}), codes.InvalidArgument},
-		{"ControllerPublishVolume node_id with NUL", func() error {
-			_, err := d.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: vol, NodeId: "node-1\x00", VolumeCapability: mountCapability()})
-			return err
-		}, codes.InvalidArgument},
-		{"GetCapacity parameter with NUL", func() error {
-			_, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{Parameters: map[string]string{"example.com/k": "a\x00b"}})
-			return err
-		}, codes.InvalidArgument},
-		{"ValidateVolumeCapabilities volume_context with NUL", func() error {
-			_, err := d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: vol, VolumeCapabilities: []*csi.VolumeCapability{mountCapability()}, VolumeContext: map[string]string{"k": "\x00"}})
-			return err
-		}, codes.InvalidArgument},
+		{"ControllerPublishVolume node_id with NUL", errOf(d.ControllerPublishVolume, &csi.ControllerPublishVolumeRequest{VolumeId: vol, NodeId: "node-1\x00", VolumeCapability: drivertest.MountCapability()}), codes.InvalidArgument},
+		{"GetCapacity parameter with NUL", errOf(d.GetCapacity, &csi.GetCapacityRequest{Parameters: map[string]string{"example.com/k": "a\x00b"}}), codes.InvalidArgument},
+		{"ValidateVolumeCapabilities volume_context with NUL", errOf(d.ValidateVolumeCapabilities, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: vol, VolumeCapabilities: []*csi.VolumeCapability{drivertest.MountCapability()}, VolumeContext: map[string]string{"k": "\x00"}}), codes.InvalidArgument},
 	}
 	runCodeCases(t, cases)
 	vols, err := d.ListVolumes(ctx, &csi.ListVolumesRequest{})
@@ -206,7 +151,7 @@ func TestControlCharactersAreInvalid(t *testing.T) {
 // maximumVolumeSize is GetCapacity's maximum_volume_size over all zones.
 func (d *testDriver) maximumVolumeSize(t *testing.T, block bool) int64 {
 	t.Helper()
-	resp, err := d.GetCapacity(context.Background(), &csi.GetCapacityRequest{VolumeCapabilities: []*csi.VolumeCapability{capabilityOf(block)}})
+	resp, err := d.GetCapacity(context.Background(), &csi.GetCapacityRequest{VolumeCapabilities: []*csi.VolumeCapability{drivertest.Capability(block)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +211,7 @@ func TestMaxVolumeSizeFlag(t *testing.T) {
 			t.Errorf("%s: CreateVolume of --max-volume-size+1 bytes: %v, want OutOfRange", accessName(block), err)
 		}
 	}
-	vol := d.mustCreateVolume(volumeRequest("expand-over", gib, nil)).GetVolumeId()
+	vol := d.mustCreateVolume(drivertest.VolumeRequest("expand-over", gib, nil)).GetVolumeId()
 	if _, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: vol, CapacityRange: &csi.CapacityRange{RequiredBytes: limit + 1}}); codeOf(err) != codes.OutOfRange {
 		t.Errorf("expanding beyond --max-volume-size: %v, want OutOfRange", err)
 	}
@@ -288,12 +233,12 @@ func TestZoneAccountingSurvivesHostileSizes(t *testing.T) {
 		}
 		return resp.GetAvailableCapacity()
 	}
-	first := d.mustCreateVolume(volumeRequest("acct-1", gib, inC)).GetVolumeId()
+	first := d.mustCreateVolume(drivertest.VolumeRequest("acct-1", gib, inC)).GetVolumeId()
 	// gib + (MaxInt64-gib+1) wraps to MinInt64, which a sum-based check takes for "fits".
-	if _, err := d.CreateVolume(ctx, volumeRequest("acct-wrap", math.MaxInt64-gib+1, inC)); codeOf(err) != codes.OutOfRange {
+	if _, err := d.CreateVolume(ctx, drivertest.VolumeRequest("acct-wrap", math.MaxInt64-gib+1, inC)); codeOf(err) != codes.OutOfRange {
 		t.Fatalf("CreateVolume whose size wraps zone-c's usage: %v, want OutOfRange", err)
 	}
-	d.mustCreateVolume(volumeRequest("acct-2", gib, inC))
+	d.mustCreateVolume(drivertest.VolumeRequest("acct-2", gib, inC))
 	// 2Gi used - 1Gi + MaxInt64 wraps as well.
 	if _, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: first, CapacityRange: &csi.CapacityRange{RequiredBytes: math.MaxInt64}}); codeOf(err) != codes.OutOfRange {
 		t.Fatalf("ControllerExpandVolume to MaxInt64 in a full zone: %v, want OutOfRange", err)
@@ -337,7 +282,7 @@ func TestSourceCheckedBeforeCopy(t *testing.T) {
 		}
 	}
 	restore := func(snapshot string) *csi.VolumeContentSource {
-		return &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snapshot}}}
+		return drivertest.FromSnapshot(snapshot)
 	}
 	clone := func(volume string) *csi.VolumeContentSource {
 		return &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: volume}}}
@@ -345,7 +290,7 @@ func TestSourceCheckedBeforeCopy(t *testing.T) {
 	create := func(name string, block bool, bytes int64, src *csi.VolumeContentSource) func() error {
 		req := sizedRequest(name, block, &csi.CapacityRange{RequiredBytes: bytes})
 		req.VolumeContentSource = src
-		return d.createVolumeCall(req)
+		return errOf(d.CreateVolume, req)
 	}
 	var cases []codeCase
 	for _, block := range []bool{false, true} {
@@ -371,22 +316,19 @@ func TestSourceCheckedBeforeCopy(t *testing.T) {
 func TestUnknownDriverParameters(t *testing.T) {
 	d := newTestDriver(t, nil)
 	ctx := context.Background()
-	vol := d.mustCreateVolume(volumeRequest("params-source", gib, nil)).GetVolumeId()
+	vol := d.mustCreateVolume(drivertest.VolumeRequest("params-source", gib, nil)).GetVolumeId()
 	coKeys := map[string]string{"csi.storage.k8s.io/pvc/name": "claim", "csi.storage.k8s.io/pvc/namespace": "default", "csi.storage.k8s.io/pv/name": "pv-1"}
 	typo := map[string]string{plugin.DefaultName + "/snapshotScop": "zone"}
 	createVolume := func(name string, params map[string]string) func() error {
-		req := volumeRequest(name, gib, nil)
+		req := drivertest.VolumeRequest(name, gib, nil)
 		req.Parameters = params
-		return d.createVolumeCall(req)
+		return errOf(d.CreateVolume, req)
 	}
 	createSnapshot := func(name string, params map[string]string) func() error {
-		return d.createSnapshotCall(name, vol, params)
+		return errOf(d.CreateSnapshot, &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: vol, Parameters: params})
 	}
 	getCapacity := func(params map[string]string) func() error {
-		return func() error {
-			_, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{Parameters: params})
-			return err
-		}
+		return errOf(d.GetCapacity, &csi.GetCapacityRequest{Parameters: params})
 	}
 	runCodeCases(t, []codeCase{
 		{"CreateVolume: unknown driver key", createVolume("p-1", typo), codes.InvalidArgument},
@@ -398,7 +340,7 @@ func TestUnknownDriverParameters(t *testing.T) {
 		{"GetCapacity: unknown driver key", getCapacity(typo), codes.InvalidArgument},
 		{"GetCapacity: the CO's keys", getCapacity(coKeys), codes.OK},
 	})
-	resp, err := d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: vol, VolumeCapabilities: []*csi.VolumeCapability{mountCapability()}, Parameters: typo})
+	resp, err := d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: vol, VolumeCapabilities: []*csi.VolumeCapability{drivertest.MountCapability()}, Parameters: typo})
 	if err != nil || resp.GetConfirmed() != nil || resp.GetMessage() == "" {
 		t.Fatalf("ValidateVolumeCapabilities with an unknown driver parameter: %v, %v; want no confirmed and a message", resp, err)
 	}

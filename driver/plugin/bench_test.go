@@ -15,15 +15,15 @@ package plugin_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
 )
 
@@ -46,28 +46,12 @@ const (
 // benchRun makes names unique across every run of every benchmark.
 var benchRun atomic.Int64
 
-// benchClient connects to the driver like a CO: one connection shared by
-// every concurrent caller.
-func benchClient(b *testing.B, endpoint string) csi.ControllerClient {
+// benchClient serves a driver and connects to it like a CO: one
+// connection shared by every concurrent caller.
+func benchClient(b *testing.B) csi.ControllerClient {
 	b.Helper()
 	plugin.ApplyRuntimeDefaults() // the GC target bin/zonepath runs with
-	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
-	return csi.NewControllerClient(conn)
-}
-
-func benchVolumeRequest(name string) *csi.CreateVolumeRequest {
-	return &csi.CreateVolumeRequest{
-		Name:          name,
-		CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30},
-		VolumeCapabilities: []*csi.VolumeCapability{{
-			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		}},
-	}
+	return csi.NewControllerClient(drivertest.Start(b, drivertest.Options{}).Conn(b))
 }
 
 // parallel runs op(worker, i) for i in [0, n), split over conc goroutines,
@@ -112,55 +96,64 @@ func benchTimed(b *testing.B, conc int, op func(worker, i int) error) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
-func createVolumes(ctx context.Context, c csi.ControllerClient, conc, n int, prefix string) ([]string, error) {
-	ids := make([][]string, conc)
-	err := parallel(conc, n, func(w, i int) error {
-		resp, err := c.CreateVolume(ctx, benchVolumeRequest(fmt.Sprintf("%s-w%d-%d", prefix, w, i)))
-		if err != nil {
-			return err
-		}
-		ids[w] = append(ids[w], resp.GetVolume().GetVolumeId())
-		return nil
-	})
-	var out []string
-	for _, s := range ids {
-		out = append(out, s...)
+// A creator makes one object on worker w's ith call and returns its ID.
+type creator func(w, i int) (string, error)
+
+func volumeCreator(ctx context.Context, c csi.ControllerClient, prefix string) creator {
+	return func(w, i int) (string, error) {
+		resp, err := c.CreateVolume(ctx, drivertest.VolumeRequest(fmt.Sprintf("%s-w%d-%d", prefix, w, i), 1<<30, nil))
+		return resp.GetVolume().GetVolumeId(), err
 	}
-	return out, err
 }
 
-func createSnapshots(ctx context.Context, c csi.ControllerClient, conc, n int, prefix string, sources []string) ([]string, error) {
-	ids := make([][]string, conc)
-	err := parallel(conc, n, func(w, i int) error {
-		resp, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{
-			Name:           fmt.Sprintf("%s-w%d-%d", prefix, w, i),
-			SourceVolumeId: sources[(w*7919+i)%len(sources)],
-		})
-		if err != nil {
-			return err
-		}
-		ids[w] = append(ids[w], resp.GetSnapshot().GetSnapshotId())
-		return nil
-	})
-	var out []string
-	for _, s := range ids {
-		out = append(out, s...)
+// snapshotCreator spreads the snapshots over the source volumes.
+func snapshotCreator(ctx context.Context, c csi.ControllerClient, prefix string, sources []string) creator {
+	return func(w, i int) (string, error) {
+		resp, err := c.CreateSnapshot(ctx, drivertest.SnapshotRequest(fmt.Sprintf("%s-w%d-%d", prefix, w, i), sources[(w*7919+i)%len(sources)], nil))
+		return resp.GetSnapshot().GetSnapshotId(), err
 	}
-	return out, err
 }
 
-func deleteVolumes(ctx context.Context, c csi.ControllerClient, ids []string) error {
-	return parallel(benchPopulateConcurrency, len(ids), func(w, i int) error {
-		_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: ids[i*benchPopulateConcurrency+w]})
+// createAll runs n creates over conc goroutines and returns the IDs made,
+// also those made before an error stopped it.
+func createAll(conc, n int, create creator) ([]string, error) {
+	ids := make(idsByWorker, conc)
+	err := parallel(conc, n, ids.collect(create))
+	return ids.all(), err
+}
+
+// idsByWorker keeps the IDs each worker made, one slice per worker so
+// that no lock is needed.
+type idsByWorker [][]string
+
+func (ids idsByWorker) collect(create creator) func(w, i int) error {
+	return func(w, i int) error {
+		id, err := create(w, i)
+		if err == nil {
+			ids[w] = append(ids[w], id)
+		}
 		return err
+	}
+}
+
+func (ids idsByWorker) all() []string { return slices.Concat(ids...) }
+
+// deleteAll deletes every ID with del, benchPopulateConcurrency at a time.
+func deleteAll(ids []string, del func(id string) error) error {
+	return parallel(benchPopulateConcurrency, len(ids), func(w, i int) error {
+		return del(ids[i*benchPopulateConcurrency+w])
 	})
 }
 
-func deleteSnapshots(ctx context.Context, c csi.ControllerClient, ids []string) error {
-	return parallel(benchPopulateConcurrency, len(ids), func(w, i int) error {
-		_, err := c.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: ids[i*benchPopulateConcurrency+w]})
-		return err
-	})
+// benchCreates times b.N creates over conc goroutines, named apart from
+// every other run's, then deletes what they made.
+func benchCreates(b *testing.B, conc int, newCreator func(prefix string) creator, del func(id string) error) {
+	b.Helper()
+	ids := make(idsByWorker, conc)
+	benchTimed(b, conc, ids.collect(newCreator(fmt.Sprintf("bench-r%d", benchRun.Add(1)))))
+	if err := deleteAll(ids.all(), del); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // populateSnapshots creates benchSourceVolumes volumes and n snapshots
@@ -168,11 +161,11 @@ func deleteSnapshots(ctx context.Context, c csi.ControllerClient, ids []string) 
 func populateSnapshots(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) []string {
 	b.Helper()
 	start := time.Now()
-	sources, err := createVolumes(ctx, c, benchPopulateConcurrency, benchSourceVolumes, "src")
+	sources, err := createAll(benchPopulateConcurrency, benchSourceVolumes, volumeCreator(ctx, c, "src"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := createSnapshots(ctx, c, benchPopulateConcurrency, n, "pre", sources); err != nil {
+	if _, err := createAll(benchPopulateConcurrency, n, snapshotCreator(ctx, c, "pre", sources)); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("prepopulated %d volumes and %d snapshots in %v", len(sources), n, time.Since(start).Round(time.Millisecond))
@@ -196,77 +189,51 @@ func listAll(ctx context.Context, c csi.ControllerClient) (entries, pages int, e
 	}
 }
 
-// BenchmarkCreateVolume: one op is one CreateVolume of a new 1 GiB mount
-// volume with N volumes already present.
-func BenchmarkCreateVolume(b *testing.B) {
+// benchMatrix runs a benchmark for every N of benchObjects and every
+// concurrency of benchConcurrency: setup fills a fresh driver with N
+// objects, once per N, and returns the timed part.
+func benchMatrix(b *testing.B, setup func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(b *testing.B, conc int)) {
 	for _, n := range benchObjects {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			c := benchClient(b, startDriver(b, plugin.Config{}))
-			start := time.Now()
-			if _, err := createVolumes(ctx, c, benchPopulateConcurrency, n, "pre"); err != nil {
-				b.Fatal(err)
-			}
-			b.Logf("prepopulated %d volumes in %v", n, time.Since(start).Round(time.Millisecond))
+			timed := setup(b, ctx, benchClient(b), n)
 			for _, conc := range benchConcurrency {
-				b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
-					run := benchRun.Add(1)
-					ids := make([][]string, conc)
-					benchTimed(b, conc, func(w, i int) error {
-						resp, err := c.CreateVolume(ctx, benchVolumeRequest(fmt.Sprintf("bench-r%d-w%d-%d", run, w, i)))
-						if err != nil {
-							return err
-						}
-						ids[w] = append(ids[w], resp.GetVolume().GetVolumeId())
-						return nil
-					})
-					var all []string
-					for _, s := range ids {
-						all = append(all, s...)
-					}
-					if err := deleteVolumes(ctx, c, all); err != nil {
-						b.Fatal(err)
-					}
-				})
+				b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) { timed(b, conc) })
 			}
 		})
 	}
 }
 
+// BenchmarkCreateVolume: one op is one CreateVolume of a new 1 GiB mount
+// volume with N volumes already present.
+func BenchmarkCreateVolume(b *testing.B) {
+	benchMatrix(b, func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(*testing.B, int) {
+		start := time.Now()
+		if _, err := createAll(benchPopulateConcurrency, n, volumeCreator(ctx, c, "pre")); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("prepopulated %d volumes in %v", n, time.Since(start).Round(time.Millisecond))
+		return func(b *testing.B, conc int) {
+			benchCreates(b, conc, func(prefix string) creator { return volumeCreator(ctx, c, prefix) }, func(id string) error {
+				_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id})
+				return err
+			})
+		}
+	})
+}
+
 // BenchmarkCreateSnapshot: one op is one CreateSnapshot of one of
 // benchSourceVolumes volumes with N snapshots already present.
 func BenchmarkCreateSnapshot(b *testing.B) {
-	for _, n := range benchObjects {
-		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
-			ctx := context.Background()
-			c := benchClient(b, startDriver(b, plugin.Config{}))
-			sources := populateSnapshots(b, ctx, c, n)
-			for _, conc := range benchConcurrency {
-				b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
-					run := benchRun.Add(1)
-					ids := make([][]string, conc)
-					benchTimed(b, conc, func(w, i int) error {
-						resp, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{
-							Name:           fmt.Sprintf("bench-r%d-w%d-%d", run, w, i),
-							SourceVolumeId: sources[(w*7919+i)%len(sources)],
-						})
-						if err != nil {
-							return err
-						}
-						ids[w] = append(ids[w], resp.GetSnapshot().GetSnapshotId())
-						return nil
-					})
-					var all []string
-					for _, s := range ids {
-						all = append(all, s...)
-					}
-					if err := deleteSnapshots(ctx, c, all); err != nil {
-						b.Fatal(err)
-					}
-				})
-			}
-		})
-	}
+	benchMatrix(b, func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(*testing.B, int) {
+		sources := populateSnapshots(b, ctx, c, n)
+		return func(b *testing.B, conc int) {
+			benchCreates(b, conc, func(prefix string) creator { return snapshotCreator(ctx, c, prefix, sources) }, func(id string) error {
+				_, err := c.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: id})
+				return err
+			})
+		}
+	})
 }
 
 // BenchmarkListSnapshots: one op is one complete listing of the N
@@ -274,29 +241,23 @@ func BenchmarkCreateSnapshot(b *testing.B) {
 // ns/page is the elapsed time per page fetched, the cost of one
 // ListSnapshots call that does not depend on N.
 func BenchmarkListSnapshots(b *testing.B) {
-	for _, n := range benchObjects {
-		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
-			ctx := context.Background()
-			c := benchClient(b, startDriver(b, plugin.Config{}))
-			populateSnapshots(b, ctx, c, n)
-			if got, _, err := listAll(ctx, c); err != nil || got != n {
-				b.Fatalf("listing before the benchmark: %d snapshots, err %v; want %d", got, err, n)
-			}
-			for _, conc := range benchConcurrency {
-				b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
-					var pages atomic.Int64
-					benchTimed(b, conc, func(w, i int) error {
-						got, p, err := listAll(ctx, c)
-						if err == nil && got != n {
-							err = fmt.Errorf("complete listing returned %d snapshots, want %d", got, n)
-						}
-						pages.Add(int64(p))
-						return err
-					})
-					b.ReportMetric(float64(pages.Load())/float64(b.N), "pages/op")
-					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pages.Load()), "ns/page")
-				})
-			}
-		})
-	}
+	benchMatrix(b, func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(*testing.B, int) {
+		populateSnapshots(b, ctx, c, n)
+		if got, _, err := listAll(ctx, c); err != nil || got != n {
+			b.Fatalf("listing before the benchmark: %d snapshots, err %v; want %d", got, err, n)
+		}
+		return func(b *testing.B, conc int) {
+			var pages atomic.Int64
+			benchTimed(b, conc, func(w, i int) error {
+				got, p, err := listAll(ctx, c)
+				if err == nil && got != n {
+					err = fmt.Errorf("complete listing returned %d snapshots, want %d", got, n)
+				}
+				pages.Add(int64(p))
+				return err
+			})
+			b.ReportMetric(float64(pages.Load())/float64(b.N), "pages/op")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pages.Load()), "ns/page")
+		}
+	})
 }

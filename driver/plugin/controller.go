@@ -18,27 +18,28 @@ import (
 
 const defaultVolumeSize = 1 << 30
 
+// controllerRPCs are the controller capabilities this driver reports.
+var controllerRPCs = []csi.ControllerServiceCapability_RPC_Type{
+	csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
+	csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME,
+	csi.ControllerServiceCapability_RPC_PUBLISH_READONLY,
+	csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
+	csi.ControllerServiceCapability_RPC_LIST_VOLUMES_PUBLISHED_NODES,
+	csi.ControllerServiceCapability_RPC_GET_VOLUME,
+	csi.ControllerServiceCapability_RPC_GET_CAPACITY,
+	csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
+	csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
+	csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
+	csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
+	csi.ControllerServiceCapability_RPC_EXPAND_VOLUME,
+	csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
+}
+
 // ControllerGetCapabilities implements csi.ControllerServer.
 func (p *Plugin) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	var caps []*csi.ControllerServiceCapability
-	for _, c := range []csi.ControllerServiceCapability_RPC_Type{
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
-		csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME,
-		csi.ControllerServiceCapability_RPC_PUBLISH_READONLY,
-		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
-		csi.ControllerServiceCapability_RPC_LIST_VOLUMES_PUBLISHED_NODES,
-		csi.ControllerServiceCapability_RPC_GET_VOLUME,
-		csi.ControllerServiceCapability_RPC_GET_CAPACITY,
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
-		csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
-		csi.ControllerServiceCapability_RPC_EXPAND_VOLUME,
-		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
-	} {
-		caps = append(caps, &csi.ControllerServiceCapability{Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: c}}})
-	}
-	return &csi.ControllerGetCapabilitiesResponse{Capabilities: caps}, nil
+	return &csi.ControllerGetCapabilitiesResponse{Capabilities: wrapAll(controllerRPCs, func(t csi.ControllerServiceCapability_RPC_Type) *csi.ControllerServiceCapability {
+		return &csi.ControllerServiceCapability{Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: t}}}
+	})}, nil
 }
 
 // CreateVolume implements csi.ControllerServer.
@@ -66,29 +67,61 @@ func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err := p.data.createVolume(id, spec.block, spec.size, spec.sourceSnapshot, spec.sourceVolume); err != nil {
 		return nil, status.Errorf(codes.Internal, "creating data of volume %s: %v", id, err)
 	}
-	var vol *state.Volume
-	err = p.store.Update(func(tx *state.Tx) error {
-		if existing := tx.VolumeByName(spec.name); existing != nil {
-			vol = existing // a concurrent request with the same name won
-			return p.checkSameVolume(existing, spec)
+	vol, err := newRecord[state.Volume]{
+		kind:     "volume",
+		id:       id,
+		byName:   func(tx *state.Tx) *state.Volume { return tx.VolumeByName(spec.name) },
+		same:     func(v *state.Volume) error { return p.checkSameVolume(v, spec) },
+		place:    func(tx *state.Tx) (*state.Volume, error) { return p.placeVolume(tx, id, spec) },
+		put:      (*state.Tx).PutVolume,
+		dropData: func() error { return p.data.deleteVolume(id) },
+	}.commit(ctx, p.store)
+	if err != nil {
+		return nil, err
+	}
+	return &csi.CreateVolumeResponse{Volume: p.csiVolume(vol)}, nil
+}
+
+// newRecord records an object whose data CreateVolume or CreateSnapshot
+// has already made under a new ID. A record of the requested name that
+// appeared meanwhile (a concurrent request with the same name won) must be
+// the same object and is returned instead; then, or on any error, the data
+// made under id is removed. A crash before that leaves it to reclaim.
+type newRecord[T any] struct {
+	kind     string // "volume" or "snapshot", for the log
+	id       string
+	byName   func(*state.Tx) *T          // a record of the requested name, or nil
+	same     func(*T) error              // accepts that record for this request
+	place    func(*state.Tx) (*T, error) // the record of the new object
+	put      func(*state.Tx, *T)
+	dropData func() error
+}
+
+func (n newRecord[T]) commit(ctx context.Context, store *state.Store) (*T, error) {
+	var rec *T
+	created := false
+	err := store.Update(func(tx *state.Tx) error {
+		if existing := n.byName(tx); existing != nil {
+			rec = existing
+			return n.same(existing)
 		}
-		v, err := p.placeVolume(tx, id, spec)
+		r, err := n.place(tx)
 		if err != nil {
 			return err
 		}
-		tx.PutVolume(v)
-		vol = v
+		n.put(tx, r)
+		rec, created = r, true
 		return nil
 	})
-	if err != nil || vol.ID != id {
-		if derr := p.data.deleteVolume(id); derr != nil {
-			klog.FromContext(ctx).Error(derr, "Removing data of a volume that was not created", "volumeID", id)
+	if err != nil || !created {
+		if derr := n.dropData(); derr != nil {
+			klog.FromContext(ctx).Error(derr, "Removing data of a "+n.kind+" that was not created", n.kind+"ID", n.id)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &csi.CreateVolumeResponse{Volume: p.csiVolume(vol)}, nil
+	return rec, nil
 }
 
 // checkSource fails early, before any data is copied, when the content

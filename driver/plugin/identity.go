@@ -2,6 +2,9 @@ package plugin
 
 import (
 	"context"
+	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -10,6 +13,31 @@ import (
 // GetPluginInfo implements csi.IdentityServer.
 func (p *Plugin) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
 	return &csi.GetPluginInfoResponse{Name: p.cfg.Name, VendorVersion: p.cfg.Version}, nil
+}
+
+// MaxNameLength is the CSI limit on a plugin name (GetPluginInfoResponse).
+const MaxNameLength = 63
+
+// nameRE is CSI's "domain name notation": alphanumerics, '-' and '.',
+// beginning and ending with an alphanumeric. Not validation's
+// IsDNS1123Subdomain: CSI allows upper case and caps the length at 63.
+var nameRE = regexp.MustCompile(`^[a-zA-Z0-9]([-.a-zA-Z0-9]*[a-zA-Z0-9])?$`)
+
+// ValidateName checks a driver name the way the CSI spec defines it for
+// GetPluginInfo: at most 63 characters, alphanumerics with '-' and '.'
+// between, beginning and ending with an alphanumeric. A driver that
+// reported a bad name would be refused only later, by kubelet's plugin
+// registration or the CSIDriver object, far from the flag that caused it.
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("a CSI driver name is required")
+	case len(name) > MaxNameLength:
+		return fmt.Errorf("CSI driver name %q has %d characters, more than %d", name, len(name), MaxNameLength)
+	case !nameRE.MatchString(name):
+		return fmt.Errorf("CSI driver name %q is not in domain name notation: letters, digits, '-' and '.', beginning and ending with a letter or digit", name)
+	}
+	return nil
 }
 
 // Probe implements csi.IdentityServer: the plugin is ready once New
@@ -21,20 +49,29 @@ func (p *Plugin) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, 
 // GetPluginCapabilities implements csi.IdentityServer. Each capability can
 // be switched off so the driver can play one that lacks it.
 func (p *Plugin) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
-	var caps []*csi.PluginCapability
-	add := func(c csi.PluginCapability_Service_Type) {
-		caps = append(caps, &csi.PluginCapability{Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: c}}})
-	}
+	var services []csi.PluginCapability_Service_Type
 	if p.controllerService() {
-		add(csi.PluginCapability_Service_CONTROLLER_SERVICE)
+		services = append(services, csi.PluginCapability_Service_CONTROLLER_SERVICE)
 	}
 	if p.volumeTopology() {
-		add(csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS)
+		services = append(services, csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS)
 	}
 	if p.snapshotTopology() {
-		add(csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)
+		services = append(services, csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)
 	}
-	return &csi.GetPluginCapabilitiesResponse{Capabilities: caps}, nil
+	return &csi.GetPluginCapabilitiesResponse{Capabilities: wrapAll(services, func(t csi.PluginCapability_Service_Type) *csi.PluginCapability {
+		return &csi.PluginCapability{Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: t}}}
+	})}, nil
+}
+
+// wrapAll wraps each capability type in its message: the three
+// Get*Capabilities responses differ only in the wrapping.
+func wrapAll[T, M any](types []T, wrap func(T) M) []M {
+	out := make([]M, 0, len(types))
+	for _, t := range types {
+		out = append(out, wrap(t))
+	}
+	return out
 }
 
 func (p *Plugin) controllerService() bool {
@@ -47,4 +84,31 @@ func (p *Plugin) volumeTopology() bool { return !p.cfg.DisableVolumeAccessibilit
 // creates snapshots, so it is off without the controller service.
 func (p *Plugin) snapshotTopology() bool {
 	return p.controllerService() && !p.cfg.DisableSnapshotAccessibility
+}
+
+// Capabilities that DisableCapabilities can switch off.
+const (
+	CapControllerService     = "CONTROLLER_SERVICE"
+	CapVolumeAccessibility   = "VOLUME_ACCESSIBILITY_CONSTRAINTS"
+	CapSnapshotAccessibility = "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
+)
+
+// DisableCapabilities switches off the named plugin capabilities, so that
+// the driver plays one that lacks them. Blank names are ignored; an
+// unknown name is an error naming it.
+func (c *Config) DisableCapabilities(names []string) error {
+	for _, n := range names {
+		switch strings.TrimSpace(n) {
+		case "":
+		case CapControllerService:
+			c.DisableControllerService = true
+		case CapVolumeAccessibility:
+			c.DisableVolumeAccessibility = true
+		case CapSnapshotAccessibility:
+			c.DisableSnapshotAccessibility = true
+		default:
+			return fmt.Errorf("unknown capability %q (known: %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility)
+		}
+	}
+	return nil
 }

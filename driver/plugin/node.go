@@ -32,18 +32,19 @@ func (p *Plugin) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.Nod
 	return resp, nil
 }
 
+// nodeRPCs are the node capabilities this driver reports.
+var nodeRPCs = []csi.NodeServiceCapability_RPC_Type{
+	csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME,
+	csi.NodeServiceCapability_RPC_GET_VOLUME_STATS,
+	csi.NodeServiceCapability_RPC_EXPAND_VOLUME,
+	csi.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
+}
+
 // NodeGetCapabilities implements csi.NodeServer.
 func (p *Plugin) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequest) (*csi.NodeGetCapabilitiesResponse, error) {
-	var caps []*csi.NodeServiceCapability
-	for _, c := range []csi.NodeServiceCapability_RPC_Type{
-		csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME,
-		csi.NodeServiceCapability_RPC_GET_VOLUME_STATS,
-		csi.NodeServiceCapability_RPC_EXPAND_VOLUME,
-		csi.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
-	} {
-		caps = append(caps, &csi.NodeServiceCapability{Type: &csi.NodeServiceCapability_Rpc{Rpc: &csi.NodeServiceCapability_RPC{Type: c}}})
-	}
-	return &csi.NodeGetCapabilitiesResponse{Capabilities: caps}, nil
+	return &csi.NodeGetCapabilitiesResponse{Capabilities: wrapAll(nodeRPCs, func(t csi.NodeServiceCapability_RPC_Type) *csi.NodeServiceCapability {
+		return &csi.NodeServiceCapability{Type: &csi.NodeServiceCapability_Rpc{Rpc: &csi.NodeServiceCapability_RPC{Type: t}}}
+	})}, nil
 }
 
 // checkPath validates a path the CO gives: absolute, clean, in a
@@ -152,13 +153,10 @@ func (p *Plugin) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRe
 
 // NodeUnstageVolume implements csi.NodeServer.
 func (p *Plugin) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolumeRequest) (*csi.NodeUnstageVolumeResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
+	if err := p.unmountAt(req.GetVolumeId(), "staging_target_path", req.GetStagingTargetPath(), true); err != nil {
 		return nil, err
 	}
-	if err := p.checkPath("staging_target_path", req.GetStagingTargetPath()); err != nil {
-		return nil, err
-	}
-	return &csi.NodeUnstageVolumeResponse{}, p.unmount(req.GetVolumeId(), req.GetStagingTargetPath(), true)
+	return &csi.NodeUnstageVolumeResponse{}, nil
 }
 
 // NodePublishVolume implements csi.NodeServer: the staged volume is
@@ -200,7 +198,7 @@ func (p *Plugin) checkStaged(volID, staging string) error {
 		return err
 	}
 	var m *state.Mount
-	p.store.View(func(tx *state.Tx) { m = tx.Mount(volID, staging) })
+	p.store.View(func(r state.Reader) { m = r.Mount(volID, staging) })
 	if m == nil || !m.Staging {
 		return status.Errorf(codes.FailedPrecondition, "volume %s is not staged at %s: call NodeStageVolume first", volID, truncate(staging))
 	}
@@ -211,8 +209,8 @@ func (p *Plugin) checkStaged(volID, staging string) error {
 // one target path at most (spec: NodePublishVolume Errors, FAILED_PRECONDITION).
 func (p *Plugin) checkSingleWriter(volID, target string) error {
 	var other string
-	p.store.View(func(tx *state.Tx) {
-		for _, m := range tx.MountsOf(volID) {
+	p.store.View(func(r state.Reader) {
+		for _, m := range r.MountsOf(volID) {
 			if !m.Staging && m.Path != target {
 				other = m.Path
 			}
@@ -227,13 +225,22 @@ func (p *Plugin) checkSingleWriter(volID, target string) error {
 // NodeUnpublishVolume implements csi.NodeServer; the target path the
 // driver created is removed, as the CO expects.
 func (p *Plugin) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
+	if err := p.unmountAt(req.GetVolumeId(), "target_path", req.GetTargetPath(), false); err != nil {
 		return nil, err
 	}
-	if err := p.checkPath("target_path", req.GetTargetPath()); err != nil {
-		return nil, err
+	return &csi.NodeUnpublishVolumeResponse{}, nil
+}
+
+// unmountAt checks volID and path (the request's field named field) and
+// undoes the stage (staging) or publish of the volume there.
+func (p *Plugin) unmountAt(volID, field, path string, staging bool) error {
+	if err := checkID("volume_id", volID); err != nil {
+		return err
 	}
-	return &csi.NodeUnpublishVolumeResponse{}, p.unmount(req.GetVolumeId(), req.GetTargetPath(), false)
+	if err := p.checkPath(field, path); err != nil {
+		return err
+	}
+	return p.unmount(volID, path, staging)
 }
 
 func checkCapabilityFits(c *csi.VolumeCapability, block bool) error {
@@ -264,7 +271,7 @@ func mountPoint(m *state.Mount) string {
 // records it.
 func (p *Plugin) mount(m *state.Mount, source string) error {
 	var existing *state.Mount
-	p.store.View(func(tx *state.Tx) { existing = tx.Mount(m.VolumeID, m.Path) })
+	p.store.View(func(r state.Reader) { existing = r.Mount(m.VolumeID, m.Path) })
 	if existing != nil {
 		if existing.Readonly != m.Readonly || existing.Block != m.Block || existing.Staging != m.Staging {
 			return status.Errorf(codes.AlreadyExists, "volume %s is already mounted at %s with other options", m.VolumeID, m.Path)
@@ -339,7 +346,7 @@ func (p *Plugin) showsVolume(path string, m *state.Mount) bool {
 // directory, nor a directory holding files it did not put there.
 func (p *Plugin) unmount(volID, path string, staging bool) error {
 	var m *state.Mount
-	p.store.View(func(tx *state.Tx) { m = tx.Mount(volID, path) })
+	p.store.View(func(r state.Reader) { m = r.Mount(volID, path) })
 	if m == nil || m.Staging != staging {
 		return nil
 	}
@@ -383,13 +390,7 @@ func removeCreated(path string) error {
 // NodeGetVolumeStats implements csi.NodeServer for a path the volume is
 // staged or published at.
 func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
-		return nil, err
-	}
-	if req.GetVolumePath() == "" {
-		return nil, status.Error(codes.InvalidArgument, "volume_path is required")
-	}
-	if err := checkText("volume_path", req.GetVolumePath()); err != nil {
+	if err := checkVolumePath(req.GetVolumeId(), req.GetVolumePath()); err != nil {
 		return nil, err
 	}
 	block, err := p.nodeVolume(req.GetVolumeId())
@@ -397,7 +398,7 @@ func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeS
 		return nil, err
 	}
 	var m *state.Mount
-	p.store.View(func(tx *state.Tx) { m = tx.Mount(req.GetVolumeId(), req.GetVolumePath()) })
+	p.store.View(func(r state.Reader) { m = r.Mount(req.GetVolumeId(), req.GetVolumePath()) })
 	if m == nil {
 		return nil, status.Errorf(codes.NotFound, "volume %s is not staged or published at %s", req.GetVolumeId(), req.GetVolumePath())
 	}
@@ -415,6 +416,19 @@ func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeS
 	}}, nil
 }
 
+// checkVolumePath validates the volume_id and volume_path of
+// NodeGetVolumeStats and NodeExpandVolume, which both name a volume by a
+// path it is staged or published at.
+func checkVolumePath(volID, path string) error {
+	if err := checkID("volume_id", volID); err != nil {
+		return err
+	}
+	if path == "" {
+		return status.Error(codes.InvalidArgument, "volume_path is required")
+	}
+	return checkText("volume_path", path)
+}
+
 // volumeCapacity is the recorded capacity when this process is also the
 // controller, else the block file's size, else 0 (unknown).
 func (p *Plugin) volumeCapacity(id string, block bool) int64 {
@@ -430,13 +444,7 @@ func (p *Plugin) volumeCapacity(id string, block bool) int64 {
 // NodeExpandVolume implements csi.NodeServer. Filesystem volumes are
 // directories, so nothing grows on the node; the new size is confirmed.
 func (p *Plugin) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolumeRequest) (*csi.NodeExpandVolumeResponse, error) {
-	if err := checkID("volume_id", req.GetVolumeId()); err != nil {
-		return nil, err
-	}
-	if req.GetVolumePath() == "" {
-		return nil, status.Error(codes.InvalidArgument, "volume_path is required")
-	}
-	if err := checkText("volume_path", req.GetVolumePath()); err != nil {
+	if err := checkVolumePath(req.GetVolumeId(), req.GetVolumePath()); err != nil {
 		return nil, err
 	}
 	if req.GetCapacityRange().GetRequiredBytes() < 0 || req.GetCapacityRange().GetLimitBytes() < 0 {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	mountutils "k8s.io/mount-utils"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
 )
 
@@ -30,7 +31,7 @@ func (d *testDriver) stage(t *testing.T, id string, block bool) (staging string)
 	if err := os.Mkdir(staging, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: staging, VolumeCapability: capabilityOf(block)}); err != nil {
+	if _, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: staging, VolumeCapability: drivertest.Capability(block)}); err != nil {
 		t.Fatalf("NodeStageVolume of a %s volume: %v", accessName(block), err)
 	}
 	t.Cleanup(func() {
@@ -41,7 +42,7 @@ func (d *testDriver) stage(t *testing.T, id string, block bool) (staging string)
 
 func (d *testDriver) publish(id, staging, target string, block bool) error {
 	_, err := d.NodePublishVolume(context.Background(), &csi.NodePublishVolumeRequest{
-		VolumeId: id, StagingTargetPath: staging, TargetPath: target, VolumeCapability: capabilityOf(block),
+		VolumeId: id, StagingTargetPath: staging, TargetPath: target, VolumeCapability: drivertest.Capability(block),
 	})
 	return err
 }
@@ -53,47 +54,25 @@ func (d *testDriver) publish(id, staging, target string, block bool) error {
 // /proc/mounts then shows garbled.
 func TestNodeControlCharactersAreInvalid(t *testing.T) {
 	d := newTestDriver(t, nil)
-	ctx := context.Background()
 	vol, staging := d.stagedVolume(t, "ctl-node", false)
 	target := filepath.Join(t.TempDir(), "target")
 	publish := func(mutate func(*csi.NodePublishVolumeRequest)) func() error {
-		return func() error {
-			req := &csi.NodePublishVolumeRequest{VolumeId: vol, TargetPath: target, StagingTargetPath: staging, VolumeCapability: mountCapability()}
-			mutate(req)
-			_, err := d.NodePublishVolume(ctx, req)
-			return err
-		}
+		req := &csi.NodePublishVolumeRequest{VolumeId: vol, TargetPath: target, StagingTargetPath: staging, VolumeCapability: drivertest.MountCapability()}
+		mutate(req)
+		return errOf(d.NodePublishVolume, req)
 	}
 	runCodeCases(t, []codeCase{
-		{"NodeStageVolume staging path with NUL", func() error {
-			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging + "\x00x", VolumeCapability: mountCapability()})
-			return err
-		}, codes.InvalidArgument},
-		{"NodeStageVolume volume_context key with newline", func() error {
-			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging, VolumeCapability: mountCapability(), VolumeContext: map[string]string{"a\nb": "v"}})
-			return err
-		}, codes.InvalidArgument},
+		{"NodeStageVolume staging path with NUL", errOf(d.NodeStageVolume, &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging + "\x00x", VolumeCapability: drivertest.MountCapability()}), codes.InvalidArgument},
+		{"NodeStageVolume volume_context key with newline", errOf(d.NodeStageVolume, &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging, VolumeCapability: drivertest.MountCapability(), VolumeContext: map[string]string{"a\nb": "v"}}), codes.InvalidArgument},
 		{"NodePublishVolume target path with NUL", publish(func(r *csi.NodePublishVolumeRequest) { r.TargetPath = target + "\x00" }), codes.InvalidArgument},
 		{"NodePublishVolume target path with newline", publish(func(r *csi.NodePublishVolumeRequest) { r.TargetPath = target + "\nx" }), codes.InvalidArgument},
 		{"NodePublishVolume staging path with NUL", publish(func(r *csi.NodePublishVolumeRequest) { r.StagingTargetPath = staging + "\x00" }), codes.InvalidArgument},
 		{"NodePublishVolume volume_context value with NUL", publish(func(r *csi.NodePublishVolumeRequest) { r.VolumeContext = map[string]string{"k": "\x00"} }), codes.InvalidArgument},
 		{"NodePublishVolume publish_context value with NUL", publish(func(r *csi.NodePublishVolumeRequest) { r.PublishContext = map[string]string{"k": "\x00"} }), codes.InvalidArgument},
-		{"NodeUnpublishVolume target path with NUL", func() error {
-			_, err := d.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: vol, TargetPath: target + "\x00"})
-			return err
-		}, codes.InvalidArgument},
-		{"NodeUnstageVolume staging path with NUL", func() error {
-			_, err := d.NodeUnstageVolume(ctx, &csi.NodeUnstageVolumeRequest{VolumeId: vol, StagingTargetPath: staging + "\x00"})
-			return err
-		}, codes.InvalidArgument},
-		{"NodeGetVolumeStats volume path with NUL", func() error {
-			_, err := d.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: vol, VolumePath: staging + "\x00"})
-			return err
-		}, codes.InvalidArgument},
-		{"NodeExpandVolume volume path with NUL", func() error {
-			_, err := d.NodeExpandVolume(ctx, &csi.NodeExpandVolumeRequest{VolumeId: vol, VolumePath: staging + "\x00"})
-			return err
-		}, codes.InvalidArgument},
+		{"NodeUnpublishVolume target path with NUL", errOf(d.NodeUnpublishVolume, &csi.NodeUnpublishVolumeRequest{VolumeId: vol, TargetPath: target + "\x00"}), codes.InvalidArgument},
+		{"NodeUnstageVolume staging path with NUL", errOf(d.NodeUnstageVolume, &csi.NodeUnstageVolumeRequest{VolumeId: vol, StagingTargetPath: staging + "\x00"}), codes.InvalidArgument},
+		{"NodeGetVolumeStats volume path with NUL", errOf(d.NodeGetVolumeStats, &csi.NodeGetVolumeStatsRequest{VolumeId: vol, VolumePath: staging + "\x00"}), codes.InvalidArgument},
+		{"NodeExpandVolume volume path with NUL", errOf(d.NodeExpandVolume, &csi.NodeExpandVolumeRequest{VolumeId: vol, VolumePath: staging + "\x00"}), codes.InvalidArgument},
 	})
 	assertAbsent(t, "a refused publish made its target", target)
 }
@@ -128,16 +107,12 @@ func TestNodePublishRequiresStaging(t *testing.T) {
 // path directly under it are never a CO's own directory: INVALID_ARGUMENT.
 func TestNodePathsTheCOOwns(t *testing.T) {
 	d := newTestDriver(t, nil)
-	ctx := context.Background()
 	id, staging := d.stagedVolume(t, "paths", false)
 	dir := t.TempDir()
 	aFile := filepath.Join(dir, "a-file")
 	writeAt(t, aFile, []byte("not a directory"))
 	stage := func(path string) func() error {
-		return func() error {
-			_, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: path, VolumeCapability: mountCapability()})
-			return err
-		}
+		return errOf(d.NodeStageVolume, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: path, VolumeCapability: drivertest.MountCapability()})
 	}
 	runCodeCases(t, []codeCase{
 		{"publish at /", func() error { return d.publish(id, staging, "/", false) }, codes.InvalidArgument},
@@ -179,7 +154,7 @@ func TestNodeUnpublishLeavesWhatItDidNotMake(t *testing.T) {
 		t.Fatalf("a user's file is gone: %v", err)
 	}
 
-	if d.p.MountKind() == "bind" {
+	if d.Plugin.MountKind() == "bind" {
 		foreign, source := filepath.Join(dir, "foreign"), filepath.Join(dir, "foreign-source")
 		for _, p := range []string{foreign, source} {
 			if err := os.Mkdir(p, 0o750); err != nil {
@@ -239,7 +214,7 @@ func TestBlockVolumeOnTheNode(t *testing.T) {
 	for _, mode := range []string{"auto", "none"} {
 		t.Run(mode, func(t *testing.T) {
 			d := newTestDriver(t, func(c *plugin.Config) { c.Mount = mode })
-			if mode == "auto" && d.p.MountKind() != "bind" {
+			if mode == "auto" && d.Plugin.MountKind() != "bind" {
 				t.Skip("--mount auto found no bind mounts here (needs CAP_SYS_ADMIN); the none case checks the paths")
 			}
 			ctx := context.Background()
@@ -253,7 +228,7 @@ func TestBlockVolumeOnTheNode(t *testing.T) {
 			if st, err := os.Stat(target); err != nil || !st.Mode().IsRegular() {
 				t.Fatalf("target %s is not a file: %v", target, err)
 			}
-			if d.p.MountKind() == "bind" {
+			if d.Plugin.MountKind() == "bind" {
 				if !isMountPoint(target) {
 					t.Fatal("the block target is not a mount")
 				}
@@ -283,4 +258,77 @@ func TestBlockVolumeOnTheNode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDataSurvivesSnapshotAndRestore writes through a published volume,
+// snapshots it, restores the snapshot into a new volume and reads the
+// data back through that volume's publish path, for filesystem and block
+// volumes. With bind mounts the bytes really travel through the mounts.
+func TestDataSurvivesSnapshotAndRestore(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		block bool
+	}{{"filesystem", false}, {"block", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newTestDriver(t, nil)
+			ctx := context.Background()
+			create := func(name string, src *csi.VolumeContentSource) string {
+				req := sizedRequest(name, tt.block, &csi.CapacityRange{RequiredBytes: 1 << 20})
+				req.VolumeContentSource = src
+				return d.mustCreateVolume(req).GetVolumeId()
+			}
+			publish := func(id string) (path string, mounted bool) {
+				target := filepath.Join(t.TempDir(), "target")
+				if err := d.publish(id, d.stage(t, id, tt.block), target, tt.block); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					d.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: target})
+				})
+				file := target
+				if !tt.block {
+					file = filepath.Join(target, "data")
+				}
+				return file, isMountPoint(target)
+			}
+			payload := []byte("zonepath keeps this across a snapshot")
+			src := create("data-source", nil)
+			path, mounted := publish(src)
+			if !mounted {
+				t.Skip("the driver cannot bind-mount here (needs root): no data path to test")
+			}
+			writeAt(t, path, payload)
+			snap := d.mustCreateSnapshot("data-snap", src, nil)
+			restored := create("data-restored", drivertest.FromSnapshot(snap.GetSnapshotId()))
+			path, _ = publish(restored)
+			got := make([]byte, len(payload))
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.ReadAt(got, 0); err != nil || !bytes.Equal(got, payload) {
+				t.Fatalf("restored volume holds %q (%v), want %q", got, err, payload)
+			}
+		})
+	}
+}
+
+func writeAt(t *testing.T, path string, data []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func isMountPoint(path string) bool {
+	mounted, err := mountutils.New("").IsMountPoint(path)
+	return err == nil && mounted
 }

@@ -1,8 +1,3 @@
-// Package plugin implements the zonepath CSI plugin: the Identity,
-// Controller and Node services over one gRPC server. Placement and
-// validation of topology live in package world, durable state in
-// package state, fault injection in package faults; this package turns CSI
-// requests into those calls and their results into CSI responses.
 package plugin
 
 import (

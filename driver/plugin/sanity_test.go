@@ -1,16 +1,14 @@
 package plugin_test
 
 import (
-	"net"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/world"
 	zpsanity "github.com/zonepath/zonepath/sanity"
 )
@@ -40,9 +38,9 @@ func TestSanity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint := startDriver(t, plugin.Config{MaxVolumesPerNode: 3, Topology: world})
+	d := drivertest.Start(t, drivertest.Options{Topology: world, Config: maxVolumesPerNode(3)})
 	cfg := sanity.NewTestConfig()
-	cfg.Address = endpoint
+	cfg.Address = d.Endpoint
 	cfg.TargetPath = filepath.Join(t.TempDir(), "target")
 	cfg.StagingPath = filepath.Join(t.TempDir(), "staging")
 	cfg.TestNodeVolumeAttachLimit = true
@@ -52,44 +50,4 @@ func TestSanity(t *testing.T) {
 	suite, reporter := GinkgoConfiguration()
 	suite.SkipStrings = []string{brokenUpstreamTest}
 	RunSpecs(t, "csi-sanity v5.6.0 and zonepath extensions against zonepath", suite, reporter)
-}
-
-// startDriver serves a plugin on a fresh unix socket until the test ends.
-func startDriver(t testing.TB, cfg plugin.Config) string {
-	t.Helper()
-	endpoint, _, _ := serveDriver(t, cfg)
-	return endpoint
-}
-
-// serveDriver serves a plugin on a fresh unix socket, on cfg.StateDir when
-// set (so a test can restart a driver on the same state), until stop is
-// called or the test ends.
-func serveDriver(t testing.TB, cfg plugin.Config) (endpoint string, p *plugin.Plugin, stop func()) {
-	t.Helper()
-	dir := t.TempDir()
-	if cfg.StateDir == "" {
-		cfg.StateDir = filepath.Join(dir, "state")
-	}
-	cfg.NodeID = "node-1"
-	cfg.ServeController, cfg.ServeNode = true, true
-	cfg.Endpoint = "unix://" + filepath.Join(dir, "csi.sock")
-	p, err := plugin.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("unix", filepath.Join(dir, "csi.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := p.GRPCServer()
-	go srv.Serve(lis)
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			srv.Stop()
-			p.Close()
-		})
-	}
-	t.Cleanup(stop)
-	return cfg.Endpoint, p, stop
 }

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
-	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/state"
 	"github.com/zonepath/zonepath/driver/world"
@@ -61,25 +60,15 @@ func (p *Plugin) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
 		return nil, status.Errorf(codes.Internal, "cutting snapshot %s of volume %s: %v", id, src.ID, err)
 	}
-	var snap *state.Snapshot
-	err = p.store.Update(func(tx *state.Tx) error {
-		if existing := tx.SnapshotByName(spec.name); existing != nil {
-			snap = existing
-			return p.checkSameSnapshot(existing, spec)
-		}
-		s, err := p.placeSnapshot(tx, id, spec)
-		if err != nil {
-			return err
-		}
-		tx.PutSnapshot(s)
-		snap = s
-		return nil
-	})
-	if err != nil || snap.ID != id {
-		if derr := p.data.deleteSnapshot(id); derr != nil {
-			klog.FromContext(ctx).Error(derr, "Removing data of a snapshot that was not created", "snapshotID", id)
-		}
-	}
+	snap, err := newRecord[state.Snapshot]{
+		kind:     "snapshot",
+		id:       id,
+		byName:   func(tx *state.Tx) *state.Snapshot { return tx.SnapshotByName(spec.name) },
+		same:     func(s *state.Snapshot) error { return p.checkSameSnapshot(s, spec) },
+		place:    func(tx *state.Tx) (*state.Snapshot, error) { return p.placeSnapshot(tx, id, spec) },
+		put:      (*state.Tx).PutSnapshot,
+		dropData: func() error { return p.data.deleteSnapshot(id) },
+	}.commit(ctx, p.store)
 	if err != nil {
 		return nil, err
 	}

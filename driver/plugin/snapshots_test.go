@@ -8,6 +8,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/world"
 )
@@ -21,7 +22,7 @@ func region(r string) *csi.Topology {
 // accessibility_requirements.
 func TestSnapshotPlacement(t *testing.T) {
 	c := newClient(t, "")
-	src := c.mustCreateVolume(volumeRequest("placement-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")}))
+	src := c.mustCreateVolume(drivertest.VolumeRequest("placement-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")}))
 	tests := []struct {
 		name   string
 		params map[string]string
@@ -58,8 +59,8 @@ func TestSnapshotPlacement(t *testing.T) {
 func TestSnapshotIdempotency(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	a := c.mustCreateVolume(volumeRequest("idem-a", gib, nil))
-	b := c.mustCreateVolume(volumeRequest("idem-b", gib, nil))
+	a := c.mustCreateVolume(drivertest.VolumeRequest("idem-a", gib, nil))
+	b := c.mustCreateVolume(drivertest.VolumeRequest("idem-b", gib, nil))
 	inA := &csi.TopologyRequirement{Requisite: zones("zone-a")}
 	first := c.mustCreateSnapshot("idem", a.GetVolumeId(), inA)
 	tests := []struct {
@@ -92,7 +93,7 @@ func TestSnapshotIdempotency(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	vol := c.mustCreateVolume(volumeRequest("bad-input-source", gib, nil))
+	vol := c.mustCreateVolume(drivertest.VolumeRequest("bad-input-source", gib, nil))
 	many := make([]*csi.Topology, world.MaxSegmentsPerRequirement+1)
 	for i := range many {
 		many[i] = zone("zone-a")
@@ -103,47 +104,17 @@ func TestBadInput(t *testing.T) {
 		wantCode codes.Code
 		wantMsg  string
 	}{
-		{"unknown topology key", func() error {
-			_, err := c.CreateVolume(ctx, volumeRequest("bad-1", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{"example.com/rack": "r1"}}}}))
-			return err
-		}, codes.InvalidArgument, "unknown topology key"},
-		{"empty segment", func() error {
-			_, err := c.CreateVolume(ctx, volumeRequest("bad-2", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{}}}))
-			return err
-		}, codes.InvalidArgument, "requisite[0]"},
-		{"malformed value", func() error {
-			_, err := c.CreateVolume(ctx, volumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{world.DefaultZoneKey: "a b/c"}}}}))
-			return err
-		}, codes.InvalidArgument, "preferred[0]"},
-		{"oversized requirement", func() error {
-			_, err := c.CreateVolume(ctx, volumeRequest("bad-5", gib, &csi.TopologyRequirement{Requisite: many}))
-			return err
-		}, codes.InvalidArgument, "more than"},
-		{"volume ID escaping the data directory", func() error {
-			_, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: "../../etc"})
-			return err
-		}, codes.InvalidArgument, "malformed"},
-		{"snapshot ID escaping the data directory", func() error {
-			_, err := c.CreateVolume(ctx, restoreRequest("bad-6", "../state"))
-			return err
-		}, codes.InvalidArgument, "malformed"},
-		{"unknown snapshot", func() error {
-			_, err := c.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: "zps-unknown"})
-			return err
-		}, codes.NotFound, "does not exist"},
-		{"unknown snapshot parameter", func() error {
-			_, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "bad-7", SourceVolumeId: vol.GetVolumeId(), Parameters: map[string]string{plugin.DefaultName + "/copies": "2"}})
-			return err
-		}, codes.InvalidArgument, "unknown parameter"},
-		{"unclean target path", func() error {
-			_, err := c.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: vol.GetVolumeId(), TargetPath: "/tmp/../etc/x",
-				VolumeCapability: volumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
-			return err
-		}, codes.InvalidArgument, "absolute, clean"},
-		{"stats for a path the volume is not mounted at", func() error {
-			_, err := c.NodeGetVolumeStats(ctx, &csi.NodeGetVolumeStatsRequest{VolumeId: vol.GetVolumeId(), VolumePath: "/nonexistent"})
-			return err
-		}, codes.NotFound, "not staged or published"},
+		{"unknown topology key", errOf(c.CreateVolume, drivertest.VolumeRequest("bad-1", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{"example.com/rack": "r1"}}}})), codes.InvalidArgument, "unknown topology key"},
+		{"empty segment", errOf(c.CreateVolume, drivertest.VolumeRequest("bad-2", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{{}}})), codes.InvalidArgument, "requisite[0]"},
+		{"malformed value", errOf(c.CreateVolume, drivertest.VolumeRequest("bad-3", gib, &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{world.DefaultZoneKey: "a b/c"}}}})), codes.InvalidArgument, "preferred[0]"},
+		{"oversized requirement", errOf(c.CreateVolume, drivertest.VolumeRequest("bad-5", gib, &csi.TopologyRequirement{Requisite: many})), codes.InvalidArgument, "more than"},
+		{"volume ID escaping the data directory", errOf(c.DeleteVolume, &csi.DeleteVolumeRequest{VolumeId: "../../etc"}), codes.InvalidArgument, "malformed"},
+		{"snapshot ID escaping the data directory", errOf(c.CreateVolume, restoreRequest("bad-6", "../state")), codes.InvalidArgument, "malformed"},
+		{"unknown snapshot", errOf(c.GetSnapshot, &csi.GetSnapshotRequest{SnapshotId: "zps-unknown"}), codes.NotFound, "does not exist"},
+		{"unknown snapshot parameter", errOf(c.CreateSnapshot, &csi.CreateSnapshotRequest{Name: "bad-7", SourceVolumeId: vol.GetVolumeId(), Parameters: map[string]string{plugin.DefaultName + "/copies": "2"}}), codes.InvalidArgument, "unknown parameter"},
+		{"unclean target path", errOf(c.NodePublishVolume, &csi.NodePublishVolumeRequest{VolumeId: vol.GetVolumeId(), TargetPath: "/tmp/../etc/x",
+			VolumeCapability: drivertest.MountCapability()}), codes.InvalidArgument, "absolute, clean"},
+		{"stats for a path the volume is not mounted at", errOf(c.NodeGetVolumeStats, &csi.NodeGetVolumeStatsRequest{VolumeId: vol.GetVolumeId(), VolumePath: "/nonexistent"}), codes.NotFound, "not staged or published"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,8 +131,8 @@ func TestBadInput(t *testing.T) {
 }
 
 func restoreRequest(name, snapshotID string) *csi.CreateVolumeRequest {
-	r := volumeRequest(name, gib, nil)
-	r.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snapshotID}}}
+	r := drivertest.VolumeRequest(name, gib, nil)
+	r.VolumeContentSource = drivertest.FromSnapshot(snapshotID)
 	return r
 }
 
@@ -182,11 +153,11 @@ func TestAttachLimit(t *testing.T) {
 	var ids []string
 	publish := func(id string) error {
 		_, err := c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: id, NodeId: info.GetNodeId(),
-			VolumeCapability: volumeRequest("", 0, nil).GetVolumeCapabilities()[0]})
+			VolumeCapability: drivertest.MountCapability()})
 		return err
 	}
 	for i := int64(0); i <= limit; i++ {
-		v := c.mustCreateVolume(volumeRequest("limit-"+string(rune('a'+i)), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
+		v := c.mustCreateVolume(drivertest.VolumeRequest("limit-"+string(rune('a'+i)), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
 		ids = append(ids, v.GetVolumeId())
 	}
 	for _, id := range ids[:limit] {
@@ -215,7 +186,7 @@ func TestAttachLimit(t *testing.T) {
 func TestSnapshotWithoutRequirementsStaysInSourceZone(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	src := c.mustCreateVolume(volumeRequest("quota-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-c")}))
+	src := c.mustCreateVolume(drivertest.VolumeRequest("quota-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-c")}))
 	fill := c.mustCreateSnapshot("quota-fill", src.GetVolumeId(), nil) // zone-c's snapshotQuota is 1
 	if got := fill.GetAccessibleTopology(); !sameTopology(got, zones("zone-c")) {
 		t.Fatalf("snapshot without requirements usable from %v, want its source's zone-c", got)
@@ -260,7 +231,7 @@ func TestSnapshotWithoutRequirementsStaysInSourceZone(t *testing.T) {
 func TestGlobalSnapshotScope(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	src := c.mustCreateVolume(volumeRequest("global-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
+	src := c.mustCreateVolume(drivertest.VolumeRequest("global-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
 	global := map[string]string{plugin.ParamSnapshotScope: "global"}
 	tests := []struct {
 		name string

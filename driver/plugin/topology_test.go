@@ -3,38 +3,22 @@ package plugin_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/zonepath/zonepath/driver/faults"
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/world"
 )
 
 // testWorld has an exhaustible zone (zone-c: 2Gi, one snapshot copy) and
 // a second region, so placement, quota and restore rules can be observed.
-const testWorld = `
-regions:
-- name: region-1
-  zones:
-  - name: zone-a
-  - name: zone-b
-  - name: zone-c
-    capacity: 2Gi
-    snapshotQuota: 1
-- name: region-2
-  zones:
-  - name: zone-d
-`
+var testWorld = drivertest.World("capacity: 2Gi, snapshotQuota: 1")
 
 const gib = 1 << 30
 
@@ -53,26 +37,20 @@ func newClient(t *testing.T, rules string) *client {
 // newClientIn serves a driver in the given world.
 func newClientIn(t *testing.T, worldYAML, rules string) *client {
 	t.Helper()
-	topo, err := world.Parse([]byte(worldYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := plugin.Config{Topology: topo, MaxVolumesPerNode: 3}
-	if rules != "" {
-		path := filepath.Join(t.TempDir(), "faults.yaml")
-		if err := os.WriteFile(path, []byte(rules), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if cfg.Faults, err = faults.New(path, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	conn, err := grpc.NewClient(startDriver(t, cfg), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	d := drivertest.Start(t, drivertest.Options{World: worldYAML, Faults: rules, Config: maxVolumesPerNode(3)})
+	return newCSIClient(t, d)
+}
+
+// newCSIClient is a controller and node client of d.
+func newCSIClient(t *testing.T, d *drivertest.Driver) *client {
+	t.Helper()
+	conn := d.Conn(t)
 	return &client{ControllerClient: csi.NewControllerClient(conn), NodeClient: csi.NewNodeClient(conn), t: t}
+}
+
+// maxVolumesPerNode sets the attach limit the node service reports.
+func maxVolumesPerNode(n int64) func(*plugin.Config) {
+	return func(c *plugin.Config) { c.MaxVolumesPerNode = n }
 }
 
 func zone(z string) *csi.Topology {
@@ -89,18 +67,6 @@ func zones(names ...string) []*csi.Topology {
 		out[i] = zone(n)
 	}
 	return out
-}
-
-func volumeRequest(name string, size int64, req *csi.TopologyRequirement) *csi.CreateVolumeRequest {
-	return &csi.CreateVolumeRequest{
-		Name:          name,
-		CapacityRange: &csi.CapacityRange{RequiredBytes: size},
-		VolumeCapabilities: []*csi.VolumeCapability{{
-			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		}},
-		AccessibilityRequirements: req,
-	}
 }
 
 func (c *client) mustCreateVolume(req *csi.CreateVolumeRequest) *csi.Volume {
@@ -172,7 +138,7 @@ func TestCreateVolumeHonoursRequisite(t *testing.T) {
 			if tt.name == "full zone skipped for the next requisite" {
 				size = 3 * gib // zone-c holds 2Gi
 			}
-			vol := c.mustCreateVolume(volumeRequest(fmt.Sprintf("requisite-%d", i), size, tt.req))
+			vol := c.mustCreateVolume(drivertest.VolumeRequest(fmt.Sprintf("requisite-%d", i), size, tt.req))
 			if !sameTopology(vol.GetAccessibleTopology(), []*csi.Topology{tt.want}) {
 				t.Fatalf("accessible_topology = %v, want %v", vol.GetAccessibleTopology(), tt.want)
 			}
@@ -196,7 +162,7 @@ func TestSnapshotAccessibilityRequirements(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := info.GetAccessibleTopology()
-	vol := c.mustCreateVolume(volumeRequest("snap-topology-source", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{node}}))
+	vol := c.mustCreateVolume(drivertest.VolumeRequest("snap-topology-source", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{node}}))
 	snap := c.mustCreateSnapshot("snap-topology", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: []*csi.Topology{node}, Preferred: []*csi.Topology{node}})
 	if err := withinRequisite(snap.GetAccessibleTopology(), []*csi.Topology{node}); err != nil {
 		t.Fatal(err)
@@ -223,7 +189,7 @@ rules:
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t, tt.rules)
-			vol := c.mustCreateVolume(volumeRequest("consistent-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
+			vol := c.mustCreateVolume(drivertest.VolumeRequest("consistent-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
 			snap := c.mustCreateSnapshot("consistent", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: zones("zone-a", "zone-b"), Preferred: zones("zone-b")})
 			err := checkSnapshotConsistent(c, snap)
 			if (err != nil) != tt.wantErr {
@@ -274,8 +240,8 @@ func TestResourceExhausted(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
 	inC := &csi.TopologyRequirement{Requisite: zones("zone-c")}
-	vol := c.mustCreateVolume(volumeRequest("exhaust-1", 2*gib, inC))
-	if _, err := c.CreateVolume(ctx, volumeRequest("exhaust-2", gib, inC)); codeOf(err) != codes.ResourceExhausted {
+	vol := c.mustCreateVolume(drivertest.VolumeRequest("exhaust-1", 2*gib, inC))
+	if _, err := c.CreateVolume(ctx, drivertest.VolumeRequest("exhaust-2", gib, inC)); codeOf(err) != codes.ResourceExhausted {
 		t.Fatalf("CreateVolume in a full zone: %v, want ResourceExhausted", err)
 	}
 	c.mustCreateSnapshot("exhaust-snap-1", vol.GetVolumeId(), inC)
@@ -298,11 +264,11 @@ func TestResourceExhausted(t *testing.T) {
 func TestRestoreStaysInSnapshotTopology(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	src := c.mustCreateVolume(volumeRequest("restore-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
+	src := c.mustCreateVolume(drivertest.VolumeRequest("restore-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
 	snap := c.mustCreateSnapshot("restore-snap", src.GetVolumeId(), &csi.TopologyRequirement{Requisite: zones("zone-a")})
 	restore := func(name string, req *csi.TopologyRequirement) (*csi.CreateVolumeResponse, error) {
-		r := volumeRequest(name, gib, req)
-		r.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snap.GetSnapshotId()}}}
+		r := drivertest.VolumeRequest(name, gib, req)
+		r.VolumeContentSource = drivertest.FromSnapshot(snap.GetSnapshotId())
 		return c.CreateVolume(ctx, r)
 	}
 	tests := []struct {
@@ -361,7 +327,7 @@ func TestGetCapacityPerTopology(t *testing.T) {
 	if got := capacity(zone("zone-c")); got != 2*gib {
 		t.Fatalf("zone-c capacity = %d, want %d", got, 2*gib)
 	}
-	c.mustCreateVolume(volumeRequest("capacity-1", gib, &csi.TopologyRequirement{Requisite: zones("zone-c")}))
+	c.mustCreateVolume(drivertest.VolumeRequest("capacity-1", gib, &csi.TopologyRequirement{Requisite: zones("zone-c")}))
 	if got := capacity(zone("zone-c")); got != gib {
 		t.Fatalf("zone-c capacity after a 1Gi volume = %d, want %d", got, gib)
 	}
@@ -393,12 +359,12 @@ func wrongRegion(z string) *csi.Topology {
 func TestRequisiteNamingNoZone(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
-	vol := c.mustCreateVolume(volumeRequest("no-zone-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
+	vol := c.mustCreateVolume(drivertest.VolumeRequest("no-zone-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}))
 	nowhere := &csi.TopologyRequirement{
 		Requisite: []*csi.Topology{wrongRegion("zone-b"), zone("zone-x"), {Segments: map[string]string{world.DefaultRegionKey: "region-9"}}},
 		Preferred: zones("zone-a"),
 	}
-	if _, err := c.CreateVolume(ctx, volumeRequest("no-zone", gib, nowhere)); codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "selects no zone") {
+	if _, err := c.CreateVolume(ctx, drivertest.VolumeRequest("no-zone", gib, nowhere)); codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "selects no zone") {
 		t.Fatalf("CreateVolume with a requisite naming no zone: %v, want ResourceExhausted", err)
 	}
 	_, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "no-zone", SourceVolumeId: vol.GetVolumeId(), AccessibilityRequirements: nowhere})
@@ -412,7 +378,7 @@ func TestRequisiteNamingNoZone(t *testing.T) {
 	}
 	// Preferred segments naming no zone are only an unmet hint.
 	hint := &csi.TopologyRequirement{Requisite: zones("zone-b"), Preferred: []*csi.Topology{wrongRegion("zone-b"), zone("zone-b")}}
-	if got := c.mustCreateVolume(volumeRequest("no-zone-hint", gib, hint)).GetAccessibleTopology(); !sameTopology(got, zones("zone-b")) {
+	if got := c.mustCreateVolume(drivertest.VolumeRequest("no-zone-hint", gib, hint)).GetAccessibleTopology(); !sameTopology(got, zones("zone-b")) {
 		t.Fatalf("volume accessible from %v, want zone-b", got)
 	}
 	if got := c.mustCreateSnapshot("no-zone-hint", vol.GetVolumeId(), hint).GetAccessibleTopology(); !sameTopology(got, zones("zone-b")) {

@@ -15,6 +15,7 @@ import (
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/world"
 )
@@ -103,7 +104,7 @@ func TestUpstreamCrossProductRequirements(t *testing.T) {
 	// as a VolumeSnapshotClass with snapshotScope=region makes them.
 	regionWide := map[string]string{plugin.ParamSnapshotScope: "region"}
 	snapshotIn := func(z string) string {
-		src := c.mustCreateVolume(volumeRequest("source-"+z, gib, &csi.TopologyRequirement{Requisite: zonesIn(z)}))
+		src := c.mustCreateVolume(drivertest.VolumeRequest("source-"+z, gib, &csi.TopologyRequirement{Requisite: zonesIn(z)}))
 		resp, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "snap-" + z, SourceVolumeId: src.GetVolumeId(), Parameters: regionWide})
 		if err != nil {
 			t.Fatalf("CreateSnapshot of a volume in %s: %v", z, err)
@@ -127,7 +128,7 @@ func TestUpstreamCrossProductRequirements(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			claim := "pvc-" + string(rune('a'+i))
-			r := volumeRequest(claim, gib, cluster.requirement(t, claim, tt.node))
+			r := drivertest.VolumeRequest(claim, gib, cluster.requirement(t, claim, tt.node))
 			if tt.snapshot != "" {
 				r.VolumeContentSource = restoreRequest("", tt.snapshot).GetVolumeContentSource()
 			}

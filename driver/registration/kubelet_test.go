@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/registration/kubelettest"
 )
 
@@ -26,7 +27,7 @@ func TestKubeletRegistersPlugin(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := shortTempDir(t)
+			dir := drivertest.ShortTempDir(t)
 			h := &kubelettest.CSIHandler{}
 			kubelettest.Start(t, dir, h)
 			s, err := New(Config{DriverName: tc.driver, Endpoint: endpoint, Dir: dir})
@@ -59,7 +60,7 @@ func TestKubeletRegistersPlugin(t *testing.T) {
 // PluginRegistered=false and Serve returns kubelet's error, so the driver
 // exits and its pod restarts, as with node-driver-registrar.
 func TestKubeletRejectsPlugin(t *testing.T) {
-	dir := shortTempDir(t)
+	dir := drivertest.ShortTempDir(t)
 	kubelettest.Start(t, dir, &kubelettest.CSIHandler{Fail: errors.New("NodeGetInfo: connection refused")})
 	s, err := New(Config{DriverName: "zonepath.csi.dev", Endpoint: "/csi/csi.sock", Dir: dir})
 	if err != nil {

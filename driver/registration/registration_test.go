@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/registration/kubelettest"
 )
 
@@ -88,7 +89,7 @@ func TestServeLeftovers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{DriverName: "zonepath.csi.dev", Endpoint: "/csi.sock", Dir: shortTempDir(t)}
+			cfg := Config{DriverName: "zonepath.csi.dev", Endpoint: "/csi.sock", Dir: drivertest.ShortTempDir(t)}
 			tc.leave(t, cfg.SocketPath())
 			s, err := New(cfg)
 			if err != nil {
@@ -115,17 +116,6 @@ func TestServeLeftovers(t *testing.T) {
 			}
 		})
 	}
-}
-
-// shortTempDir is a temporary directory with a path short enough for a
-// socket whatever the test's name.
-func shortTempDir(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "zpreg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 func isSocket(path string) bool {

@@ -73,8 +73,8 @@ func TestReopenKeepsEverything(t *testing.T) {
 				t.Fatalf("ListVolumes = %v, %q", volumeIDs(gotVols), next)
 			}
 			for i, v := range gotVols {
-				if !equal(plainVolume(v), plainVolume(vols[i])) {
-					t.Errorf("volume %s =\n%+v\nwant\n%+v", v.ID, plainVolume(v), plainVolume(vols[i]))
+				if !equal(v, vols[i]) {
+					t.Errorf("volume %s =\n%+v\nwant\n%+v", v.ID, v, vols[i])
 				}
 				if byName := s.VolumeByName(vols[i].Name); byName == nil || byName.ID != vols[i].ID {
 					t.Errorf("VolumeByName(%s) = %+v", vols[i].Name, byName)
@@ -88,7 +88,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 			}
 
 			gotSnaps, _ := s.ListSnapshots("", 0, "")
-			if len(gotSnaps) != 1 || !equal(plainSnapshot(gotSnaps[0]), plainSnapshot(snaps[0])) {
+			if len(gotSnaps) != 1 || !equal(gotSnaps[0], snaps[0]) {
 				t.Errorf("ListSnapshots = %+v, want only %+v", gotSnaps, snaps[0])
 			}
 			if got := s.SnapshotByName("vs-a"); got == nil || got.ID != "snap-a" {
@@ -104,27 +104,27 @@ func TestReopenKeepsEverything(t *testing.T) {
 			if got := s.PublishedNodes("vol-a"); !equal(got, []string{"node-1"}) {
 				t.Errorf("PublishedNodes(vol-a) = %v", got)
 			}
-			s.View(func(tx *Tx) {
-				if got := plainPublication(tx.Publication("vol-a", "node-1")); !equal(got, plainPublication(pubs[0])) {
+			s.View(func(r Reader) {
+				if got := r.Publication("vol-a", "node-1"); !equal(got, pubs[0]) {
 					t.Errorf("Publication(vol-a, node-1) = %+v", got)
 				}
-				if tx.Publication("vol-a", "node-gone") != nil {
+				if r.Publication("vol-a", "node-gone") != nil {
 					t.Errorf("deleted publication came back")
 				}
-				if got := tx.PublishedVolumes("node-1"); got != 1 {
+				if got := r.PublishedVolumes("node-1"); got != 1 {
 					t.Errorf("PublishedVolumes(node-1) = %d", got)
 				}
-				if got := tx.PublishedVolumes("node-gone"); got != 0 {
+				if got := r.PublishedVolumes("node-gone"); got != 0 {
 					t.Errorf("PublishedVolumes(node-gone) = %d", got)
 				}
-				if !tx.HasSnapshots("vol-a") || tx.HasSnapshots("vol-b") {
-					t.Errorf("HasSnapshots(vol-a, vol-b) = %v, %v", tx.HasSnapshots("vol-a"), tx.HasSnapshots("vol-b"))
+				if !r.HasSnapshots("vol-a") || r.HasSnapshots("vol-b") {
+					t.Errorf("HasSnapshots(vol-a, vol-b) = %v, %v", r.HasSnapshots("vol-a"), r.HasSnapshots("vol-b"))
 				}
 				var gotMounts []*Mount
-				for _, m := range tx.MountsOf("vol-a") {
-					gotMounts = append(gotMounts, plainMount(m))
+				for _, m := range r.MountsOf("vol-a") {
+					gotMounts = append(gotMounts, m)
 				}
-				want := []*Mount{plainMount(mounts[1]), plainMount(mounts[0])} // path order
+				want := []*Mount{mounts[1], mounts[0]} // path order
 				if !equal(gotMounts, want) {
 					t.Errorf("MountsOf(vol-a) = %+v, want %+v", gotMounts, want)
 				}
@@ -358,70 +358,22 @@ func rawPut(t *testing.T, dir, bucket, key string, value []byte) {
 	}
 }
 
+// TestOpenCorruptRecord: a record that does not decode, or lies under
+// another key, fails Open with an error naming the database file (bbolt
+// forgets its path once closed, so it must be taken before), the bucket
+// and the key; and the failed Open releases the database.
 func TestOpenCorruptRecord(t *testing.T) {
 	tests := []struct {
-		name   string
-		bucket string
-		key    string
-		value  string
-		want   []string
-	}{
-		{"garbage volume", "volumes", "vol-x", "{not json", []string{`bucket volumes key "vol-x"`}},
-		{"wrong type in snapshot", "snapshots", "snap-x", `{"id":"snap-x","sizeBytes":"big"}`, []string{`bucket snapshots key "snap-x"`}},
-		{"truncated publication", "publications", "v\x00n", `{"volumeId":"v",`, []string{`bucket publications key "v\x00n"`}},
-		{"garbage mount", "mounts", "v\x00/p", `[]`, []string{`bucket mounts key "v\x00/p"`}},
-		{"record under the wrong key", "volumes", "vol-x", `{"id":"vol-y","name":"n"}`,
-			[]string{`bucket volumes key "vol-x" holds a record for "vol-y"`}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := openStore(t, dir)
-			mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("vol-ok", "n", "z", 5)) })
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			rawPut(t, dir, tc.bucket, tc.key, []byte(tc.value))
-
-			s2, err := Open(dir)
-			if err == nil {
-				s2.Close()
-				t.Fatalf("Open succeeded with a corrupt record in %s", tc.bucket)
-			}
-			want := append([]string{"loading state database "}, tc.want...)
-			for _, w := range want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Open error %q does not contain %q", err, w)
-				}
-			}
-			// The failed Open released the database: after repair it opens
-			// at once with the good record intact.
-			rawPut(t, dir, tc.bucket, tc.key, nil)
-			start := time.Now()
-			s3 := openStore(t, dir)
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("Open after repair took %v: the failed Open kept the lock", d)
-			}
-			if v := s3.Volume("vol-ok"); v == nil || v.CapacityBytes != 5 {
-				t.Errorf("Volume(vol-ok) after repair = %+v", v)
-			}
-		})
-	}
-}
-
-// TestOpenErrorNamesDatabasePath: when loading fails, the error names the
-// database file (bbolt forgets its path once closed, so it must be taken
-// before).
-func TestOpenErrorNamesDatabasePath(t *testing.T) {
-	tests := []struct {
-		name          string
-		bucket, key   string
-		value         string
-		wantInMessage string
+		name, bucket, key, value string
+		want                     string
 	}{
 		{"garbage volume", "volumes", "vol-x", "{not json", `bucket volumes key "vol-x"`},
+		{"wrong type in snapshot", "snapshots", "snap-x", `{"id":"snap-x","sizeBytes":"big"}`, `bucket snapshots key "snap-x"`},
 		{"snapshot of the wrong shape", "snapshots", "snap-x", `{"zones":"east/a"}`, `bucket snapshots key "snap-x"`},
+		{"truncated publication", "publications", "v\x00n", `{"volumeId":"v",`, `bucket publications key "v\x00n"`},
 		{"empty publication", "publications", "v\x00n", ``, `bucket publications key "v\x00n"`},
+		{"garbage mount", "mounts", "v\x00/p", `[]`, `bucket mounts key "v\x00/p"`},
+		{"record under the wrong key", "volumes", "vol-x", `{"id":"vol-y","name":"n"}`, `bucket volumes key "vol-x" holds a record for "vol-y"`},
 		{"mount under another key", "mounts", "v\x00/a", `{"volumeId":"v","path":"/b"}`, `holds a record for "v\x00/b"`},
 	}
 	for _, tc := range tests {
@@ -439,11 +391,21 @@ func TestOpenErrorNamesDatabasePath(t *testing.T) {
 				s2.Close()
 				t.Fatalf("Open succeeded with a corrupt record in %s", tc.bucket)
 			}
-			path := filepath.Join(dir, "state.db")
-			for _, w := range []string{"loading state database " + path + ": ", tc.wantInMessage} {
+			for _, w := range []string{"loading state database " + filepath.Join(dir, "state.db") + ": ", tc.want} {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("Open error %q does not contain %q", err, w)
 				}
+			}
+			// The failed Open released the database: after repair it opens
+			// at once with the good record intact.
+			rawPut(t, dir, tc.bucket, tc.key, nil)
+			start := time.Now()
+			s3 := openStore(t, dir)
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("Open after repair took %v: the failed Open kept the lock", d)
+			}
+			if v := s3.Volume("vol-ok"); v == nil || v.CapacityBytes != 5 {
+				t.Errorf("Volume(vol-ok) after repair = %+v", v)
 			}
 		})
 	}

@@ -1,10 +1,12 @@
 package state
 
 import (
-	"reflect"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // openStore opens a store in dir and closes it when the test ends.
@@ -43,56 +45,28 @@ func snap(id, name, source string, zones ...string) *Snapshot {
 	return &Snapshot{ID: id, Name: name, SourceVolume: source, SizeBytes: 100, Zones: zones, Created: created}
 }
 
-// The plain* helpers drop the visibility bookkeeping, which differs
-// between a fresh write and a record loaded from disk.
-func plainVolume(v *Volume) *Volume {
-	if v == nil {
-		return nil
-	}
-	c := *v
-	c.vis = visibility{}
-	return &c
+// finder is what Store (durable records) and Reader (the writer's view)
+// both answer, so that a test can ask both the same questions.
+type finder interface {
+	Volume(id string) *Volume
+	VolumeByName(name string) *Volume
+	Snapshot(id string) *Snapshot
+	SnapshotByName(name string) *Snapshot
 }
 
-func plainSnapshot(v *Snapshot) *Snapshot {
-	if v == nil {
-		return nil
-	}
-	c := *v
-	c.vis = visibility{}
-	return &c
-}
+// ignoreVisibility compares records without their visibility bookkeeping,
+// which differs between a fresh write and a record loaded from disk.
+var ignoreVisibility = cmpopts.IgnoreUnexported(Volume{}, Snapshot{}, Publication{}, Mount{})
 
-func plainPublication(v *Publication) *Publication {
-	if v == nil {
-		return nil
-	}
-	c := *v
-	c.vis = visibility{}
-	return &c
-}
+func volumeIDs(vs []*Volume) []string { return ids(vs, func(v *Volume) string { return v.ID }) }
 
-func plainMount(v *Mount) *Mount {
-	if v == nil {
-		return nil
-	}
-	c := *v
-	c.vis = visibility{}
-	return &c
-}
+func snapshotIDs(vs []*Snapshot) []string { return ids(vs, func(v *Snapshot) string { return v.ID }) }
 
-func volumeIDs(vs []*Volume) []string {
-	out := []string{}
-	for _, v := range vs {
-		out = append(out, v.ID)
-	}
-	return out
-}
-
-func snapshotIDs(vs []*Snapshot) []string {
-	out := []string{}
-	for _, v := range vs {
-		out = append(out, v.ID)
+// ids lists the IDs of records, [] rather than nil for none.
+func ids[T any](rs []*T, id func(*T) string) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, id(r))
 	}
 	return out
 }
@@ -103,4 +77,4 @@ func sorted(s []string) []string {
 	return out
 }
 
-func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
+func equal(a, b any) bool { return cmp.Equal(a, b, ignoreVisibility) }

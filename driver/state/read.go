@@ -101,26 +101,34 @@ func page[T any](t *table[T], from string, max int, durable uint64, keep func(*T
 func (s *Store) VolumeByName(name string) *Volume {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if v := s.volumes.visible(s.volumeNames[name], s.durable); v != nil && v.Name == name {
-		return v
-	}
-	return nil
+	return named(s.volumes.visible(s.volumeNames[name], s.durable), name, volumeName)
 }
 
 // SnapshotByName returns a durable snapshot by name, or nil.
 func (s *Store) SnapshotByName(name string) *Snapshot {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if v := s.snapshots.visible(s.snapshotNames[name], s.durable); v != nil && v.Name == name {
-		return v
-	}
-	return nil
+	return named(s.snapshots.visible(s.snapshotNames[name], s.durable), name, snapshotName)
 }
 
-// View runs fn against the writer's view, read-only, under the read lock:
-// for checks that must see writes still being committed.
-func (s *Store) View(fn func(tx *Tx)) {
+// named returns r if it is still called name, else nil: the name indexes
+// keep an entry until a deletion or rename is durable, for readers, so a
+// lookup through them checks the record still matches.
+func named[T any](r *T, name string, nameOf func(*T) string) *T {
+	if r == nil || nameOf(r) != name {
+		return nil
+	}
+	return r
+}
+
+func volumeName(v *Volume) string     { return v.Name }
+func snapshotName(s *Snapshot) string { return s.Name }
+
+// View runs fn against the writer's view under the read lock: for checks
+// that must see writes still being committed. fn gets a Reader, which
+// cannot write; writes go through Update.
+func (s *Store) View(fn func(r Reader)) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	fn(&Tx{s: s})
+	fn(Reader{s: s})
 }

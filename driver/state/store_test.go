@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -18,31 +19,11 @@ func TestVolumes(t *testing.T) {
 	v2 := &Volume{ID: "vol-2", Name: "pvc-2", Zone: "east/b", CapacityBytes: 5, SourceVolume: "vol-1", Created: created}
 	mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(v1); tx.PutVolume(v2) })
 
-	tests := []struct {
-		id, name string
-		want     *Volume
-	}{
-		{"vol-1", "pvc-1", v1},
-		{"vol-2", "pvc-2", v2},
-		{"vol-3", "pvc-3", nil},
-		{"", "", nil},
-	}
-	for _, tc := range tests {
-		if got := plainVolume(s.Volume(tc.id)); !equal(got, plainVolume(tc.want)) {
-			t.Errorf("Store.Volume(%q) = %+v, want %+v", tc.id, got, tc.want)
-		}
-		if got := plainVolume(s.VolumeByName(tc.name)); !equal(got, plainVolume(tc.want)) {
-			t.Errorf("Store.VolumeByName(%q) = %+v, want %+v", tc.name, got, tc.want)
-		}
-		s.View(func(tx *Tx) {
-			if got := plainVolume(tx.Volume(tc.id)); !equal(got, plainVolume(tc.want)) {
-				t.Errorf("Tx.Volume(%q) = %+v, want %+v", tc.id, got, tc.want)
-			}
-			if got := plainVolume(tx.VolumeByName(tc.name)); !equal(got, plainVolume(tc.want)) {
-				t.Errorf("Tx.VolumeByName(%q) = %+v, want %+v", tc.id, got, tc.want)
-			}
-		})
-	}
+	lookups := volumeLookups(s)
+	lookups.check(t, s, "vol-1", "pvc-1", v1)
+	lookups.check(t, s, "vol-2", "pvc-2", v2)
+	lookups.check(t, s, "vol-3", "pvc-3", nil)
+	lookups.check(t, s, "", "", nil)
 	// IDs are not names and names are not IDs.
 	if v := s.VolumeByName("vol-1"); v != nil {
 		t.Errorf("VolumeByName(vol-1) = %+v, want nil", v)
@@ -52,23 +33,8 @@ func TestVolumes(t *testing.T) {
 	}
 
 	mustUpdate(t, s, func(tx *Tx) { tx.DeleteVolume("vol-1") })
-	if v := s.Volume("vol-1"); v != nil {
-		t.Errorf("after delete Store.Volume(vol-1) = %+v", v)
-	}
-	if v := s.VolumeByName("pvc-1"); v != nil {
-		t.Errorf("after delete Store.VolumeByName(pvc-1) = %+v", v)
-	}
-	s.View(func(tx *Tx) {
-		if v := tx.Volume("vol-1"); v != nil {
-			t.Errorf("after delete Tx.Volume(vol-1) = %+v", v)
-		}
-		if v := tx.VolumeByName("pvc-1"); v != nil {
-			t.Errorf("after delete Tx.VolumeByName(pvc-1) = %+v", v)
-		}
-		if v := tx.Volume("vol-2"); v == nil || v.Name != "pvc-2" {
-			t.Errorf("after deleting vol-1, Tx.Volume(vol-2) = %+v", v)
-		}
-	})
+	lookups.check(t, s, "vol-1", "pvc-1", nil)
+	lookups.check(t, s, "vol-2", "pvc-2", v2)
 	if got := volumeIDs(mustList(s)); !equal(got, []string{"vol-2"}) {
 		t.Errorf("ListVolumes after delete = %v, want [vol-2]", got)
 	}
@@ -156,9 +122,9 @@ func TestVolumeNameIndex(t *testing.T) {
 					if gotID != wantID {
 						t.Errorf("%s: Store.VolumeByName(%q) = %q, want %q", when, name, gotID, wantID)
 					}
-					s.View(func(tx *Tx) {
+					s.View(func(r Reader) {
 						gotID := ""
-						if v := tx.VolumeByName(name); v != nil {
+						if v := r.VolumeByName(name); v != nil {
 							gotID = v.ID
 						}
 						if gotID != wantID {
@@ -173,6 +139,42 @@ func TestVolumeNameIndex(t *testing.T) {
 	}
 }
 
+// lookups are the four ways to find a record of one kind: by ID and by
+// name, in the durable view (Store) and in the writer's (Reader).
+type lookups[T any] struct {
+	kind                     string
+	storeByID, storeByName   func(string) *T
+	readerByID, readerByName func(Reader, string) *T
+}
+
+func volumeLookups(s *Store) lookups[Volume] {
+	return lookups[Volume]{"Volume", s.Volume, s.VolumeByName, Reader.Volume, Reader.VolumeByName}
+}
+
+func snapshotLookups(s *Store) lookups[Snapshot] {
+	return lookups[Snapshot]{"Snapshot", s.Snapshot, s.SnapshotByName, Reader.Snapshot, Reader.SnapshotByName}
+}
+
+// check finds id and name every way and wants each to give want.
+func (l lookups[T]) check(t *testing.T, s *Store, id, name string, want *T) {
+	t.Helper()
+	var fromReader [2]*T
+	s.View(func(r Reader) { fromReader = [2]*T{l.readerByID(r, id), l.readerByName(r, name)} })
+	for _, c := range []struct {
+		call string
+		got  *T
+	}{
+		{fmt.Sprintf("Store.%s(%q)", l.kind, id), l.storeByID(id)},
+		{fmt.Sprintf("Store.%sByName(%q)", l.kind, name), l.storeByName(name)},
+		{fmt.Sprintf("Reader.%s(%q)", l.kind, id), fromReader[0]},
+		{fmt.Sprintf("Reader.%sByName(%q)", l.kind, name), fromReader[1]},
+	} {
+		if diff := cmp.Diff(want, c.got, ignoreVisibility); diff != "" {
+			t.Errorf("%s: (-want +got)\n%s", c.call, diff)
+		}
+	}
+}
+
 func TestSnapshots(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	s1 := &Snapshot{ID: "snap-1", Name: "vs-1", SourceVolume: "vol-1", SizeBytes: 42, Zones: []string{"east/a", "east/b"},
@@ -180,33 +182,13 @@ func TestSnapshots(t *testing.T) {
 	s2 := snap("snap-2", "vs-2", "vol-2", "west/a")
 	mustUpdate(t, s, func(tx *Tx) { tx.PutSnapshot(s1); tx.PutSnapshot(s2) })
 
-	tests := []struct {
-		id, name string
-		want     *Snapshot
-	}{
-		{"snap-1", "vs-1", s1},
-		{"snap-2", "vs-2", s2},
-		{"snap-3", "vs-3", nil},
-	}
-	for _, tc := range tests {
-		if got := plainSnapshot(s.Snapshot(tc.id)); !equal(got, plainSnapshot(tc.want)) {
-			t.Errorf("Store.Snapshot(%q) = %+v, want %+v", tc.id, got, tc.want)
-		}
-		if got := plainSnapshot(s.SnapshotByName(tc.name)); !equal(got, plainSnapshot(tc.want)) {
-			t.Errorf("Store.SnapshotByName(%q) = %+v, want %+v", tc.name, got, tc.want)
-		}
-		s.View(func(tx *Tx) {
-			if got := plainSnapshot(tx.Snapshot(tc.id)); !equal(got, plainSnapshot(tc.want)) {
-				t.Errorf("Tx.Snapshot(%q) = %+v, want %+v", tc.id, got, tc.want)
-			}
-			if got := plainSnapshot(tx.SnapshotByName(tc.name)); !equal(got, plainSnapshot(tc.want)) {
-				t.Errorf("Tx.SnapshotByName(%q) = %+v, want %+v", tc.name, got, tc.want)
-			}
-		})
-	}
-	s.View(func(tx *Tx) {
+	lookups := snapshotLookups(s)
+	lookups.check(t, s, "snap-1", "vs-1", s1)
+	lookups.check(t, s, "snap-2", "vs-2", s2)
+	lookups.check(t, s, "snap-3", "vs-3", nil)
+	s.View(func(r Reader) {
 		for vol, want := range map[string]bool{"vol-1": true, "vol-2": true, "vol-3": false} {
-			if got := tx.HasSnapshots(vol); got != want {
+			if got := r.HasSnapshots(vol); got != want {
 				t.Errorf("HasSnapshots(%s) = %v, want %v", vol, got, want)
 			}
 		}
@@ -214,33 +196,28 @@ func TestSnapshots(t *testing.T) {
 
 	// Replacing a snapshot with a new source moves it in the source index.
 	mustUpdate(t, s, func(tx *Tx) { tx.PutSnapshot(snap("snap-2", "vs-2b", "vol-1", "west/a")) })
-	s.View(func(tx *Tx) {
-		if tx.HasSnapshots("vol-2") {
+	s.View(func(r Reader) {
+		if r.HasSnapshots("vol-2") {
 			t.Errorf("HasSnapshots(vol-2) = true after snap-2 moved to vol-1")
 		}
-		if tx.SnapshotByName("vs-2") != nil {
+		if r.SnapshotByName("vs-2") != nil {
 			t.Errorf("SnapshotByName(vs-2) still set after rename")
 		}
-		if got := tx.SnapshotByName("vs-2b"); got == nil || got.ID != "snap-2" {
+		if got := r.SnapshotByName("vs-2b"); got == nil || got.ID != "snap-2" {
 			t.Errorf("SnapshotByName(vs-2b) = %+v", got)
 		}
 	})
 
 	mustUpdate(t, s, func(tx *Tx) { tx.DeleteSnapshot("snap-1") })
-	if got := s.Snapshot("snap-1"); got != nil {
-		t.Errorf("Snapshot(snap-1) after delete = %+v", got)
-	}
-	if got := s.SnapshotByName("vs-1"); got != nil {
-		t.Errorf("SnapshotByName(vs-1) after delete = %+v", got)
-	}
-	s.View(func(tx *Tx) {
-		if !tx.HasSnapshots("vol-1") {
+	lookups.check(t, s, "snap-1", "vs-1", nil)
+	s.View(func(r Reader) {
+		if !r.HasSnapshots("vol-1") {
 			t.Errorf("HasSnapshots(vol-1) = false while snap-2 remains")
 		}
 	})
 	mustUpdate(t, s, func(tx *Tx) { tx.DeleteSnapshot("snap-2") })
-	s.View(func(tx *Tx) {
-		if tx.HasSnapshots("vol-1") {
+	s.View(func(r Reader) {
+		if r.HasSnapshots("vol-1") {
 			t.Errorf("HasSnapshots(vol-1) = true after deleting every snapshot")
 		}
 	})
@@ -271,19 +248,19 @@ func TestPublications(t *testing.T) {
 				t.Errorf("PublishedNodes(%s) = %v, want %v", vol, got, nodes)
 			}
 		}
-		s.View(func(tx *Tx) {
+		s.View(func(r Reader) {
 			for node, n := range w.perNode {
-				if got := tx.PublishedVolumes(node); got != n {
+				if got := r.PublishedVolumes(node); got != n {
 					t.Errorf("PublishedVolumes(%s) = %d, want %d", node, got, n)
 				}
 			}
 			for vol, p := range w.isPublished {
-				if got := tx.IsPublished(vol); got != p {
+				if got := r.IsPublished(vol); got != p {
 					t.Errorf("IsPublished(%s) = %v, want %v", vol, got, p)
 				}
 			}
 			for k, p := range w.pubs {
-				if got := plainPublication(tx.Publication(k[0], k[1])); !equal(got, p) {
+				if got := r.Publication(k[0], k[1]); !equal(got, p) {
 					t.Errorf("Publication(%s, %s) = %+v, want %+v", k[0], k[1], got, p)
 				}
 			}
@@ -376,9 +353,9 @@ func TestMounts(t *testing.T) {
 
 	mountsOf := func(s *Store, vol string) []*Mount {
 		var out []*Mount
-		s.View(func(tx *Tx) {
-			for _, m := range tx.MountsOf(vol) {
-				out = append(out, plainMount(m))
+		s.View(func(r Reader) {
+			for _, m := range r.MountsOf(vol) {
+				out = append(out, m)
 			}
 		})
 		return out
@@ -388,8 +365,8 @@ func TestMounts(t *testing.T) {
 		want []*Mount
 	}{
 		// Ordered by path; v1's prefix must not pick up v10's mounts.
-		{"v1", []*Mount{plainMount(pub), plainMount(stage)}},
-		{"v10", []*Mount{plainMount(other)}},
+		{"v1", []*Mount{pub, stage}},
+		{"v10", []*Mount{other}},
 		{"v", nil},
 		{"v2", nil},
 	}
@@ -398,24 +375,24 @@ func TestMounts(t *testing.T) {
 			t.Errorf("MountsOf(%s) = %+v, want %+v", tc.vol, got, tc.want)
 		}
 	}
-	s.View(func(tx *Tx) {
-		if got := plainMount(tx.Mount("v1", "/stage/v1")); !equal(got, plainMount(stage)) {
+	s.View(func(r Reader) {
+		if got := r.Mount("v1", "/stage/v1"); !equal(got, stage) {
 			t.Errorf("Mount(v1, /stage/v1) = %+v", got)
 		}
-		if got := tx.Mount("v1", "/pods/b/v10"); got != nil {
+		if got := r.Mount("v1", "/pods/b/v10"); got != nil {
 			t.Errorf("Mount(v1, /pods/b/v10) = %+v, want nil", got)
 		}
 	})
 
 	mustUpdate(t, s, func(tx *Tx) { tx.DeleteMount("v1", "/pods/a/v1") })
-	if got := mountsOf(s, "v1"); !equal(got, []*Mount{plainMount(stage)}) {
+	if got := mountsOf(s, "v1"); !equal(got, []*Mount{stage}) {
 		t.Errorf("MountsOf(v1) after delete = %+v", got)
 	}
 	s = reopen(t, s, dir)
-	if got := mountsOf(s, "v1"); !equal(got, []*Mount{plainMount(stage)}) {
+	if got := mountsOf(s, "v1"); !equal(got, []*Mount{stage}) {
 		t.Errorf("MountsOf(v1) after reopen = %+v", got)
 	}
-	if got := mountsOf(s, "v10"); !equal(got, []*Mount{plainMount(other)}) {
+	if got := mountsOf(s, "v10"); !equal(got, []*Mount{other}) {
 		t.Errorf("MountsOf(v10) after reopen = %+v", got)
 	}
 }
@@ -470,8 +447,8 @@ func TestUsageAccounting(t *testing.T) {
 				if got := s.ZoneUsage(zone); got != want {
 					t.Errorf("ZoneUsage(%s) = %+v, want %+v", zone, got, want)
 				}
-				s.View(func(tx *Tx) {
-					if got := tx.Usage(zone); got != want {
+				s.View(func(r Reader) {
+					if got := r.Usage(zone); got != want {
 						t.Errorf("Tx.Usage(%s) = %+v, want %+v", zone, got, want)
 					}
 				})
@@ -534,7 +511,7 @@ func TestUpdateErrorWritesNothing(t *testing.T) {
 				t.Fatalf("Update error = %v, want the fn's OutOfRange status", err)
 			}
 			check := func(when string, s *Store) {
-				if got := plainVolume(s.Volume("v1")); !equal(got, plainVolume(vol("v1", "n1", "z1", 10))) {
+				if got := s.Volume("v1"); !equal(got, vol("v1", "n1", "z1", 10)) {
 					t.Errorf("%s: Volume(v1) = %+v", when, got)
 				}
 				if got := s.VolumeByName("renamed"); got != nil {
@@ -555,17 +532,17 @@ func TestUpdateErrorWritesNothing(t *testing.T) {
 				if got := s.PublishedNodes("v1"); !equal(got, []string{"n1"}) {
 					t.Errorf("%s: PublishedNodes(v1) = %v", when, got)
 				}
-				s.View(func(tx *Tx) {
-					if tx.Volume("new") != nil || tx.Snapshot("s2") != nil || tx.Publication("v1", "n2") != nil || tx.Mount("v1", "/q") != nil {
+				s.View(func(r Reader) {
+					if r.Volume("new") != nil || r.Snapshot("s2") != nil || r.Publication("v1", "n2") != nil || r.Mount("v1", "/q") != nil {
 						t.Errorf("%s: a write of the failed Update is in the writer's view", when)
 					}
-					if tx.Snapshot("s1") == nil || tx.Publication("v1", "n1") == nil || tx.Mount("v1", "/p") == nil {
+					if r.Snapshot("s1") == nil || r.Publication("v1", "n1") == nil || r.Mount("v1", "/p") == nil {
 						t.Errorf("%s: a delete of the failed Update is in the writer's view", when)
 					}
-					if got := tx.PublishedVolumes("n1"); got != 1 {
+					if got := r.PublishedVolumes("n1"); got != 1 {
 						t.Errorf("%s: PublishedVolumes(n1) = %d, want 1", when, got)
 					}
-					if got := tx.PublishedVolumes("n2"); got != 0 {
+					if got := r.PublishedVolumes("n2"); got != 0 {
 						t.Errorf("%s: PublishedVolumes(n2) = %d, want 0", when, got)
 					}
 				})
@@ -574,8 +551,8 @@ func TestUpdateErrorWritesNothing(t *testing.T) {
 			// A later successful Update must not flush the failed one's writes.
 			mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("later", "later", "z9", 1)) })
 			s = reopen(t, s, dir)
-			s.View(func(tx *Tx) {
-				if tx.Volume("later") == nil {
+			s.View(func(r Reader) {
+				if r.Volume("later") == nil {
 					t.Errorf("volume of the later Update missing after reopen")
 				}
 			})

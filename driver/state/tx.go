@@ -4,11 +4,20 @@ import (
 	"encoding/json"
 )
 
-// Tx is the writer's view inside Store.Update. Reads see every write of
-// earlier Updates, durable or not (they are ordered before this one);
-// writes are staged and applied only when the Update's function succeeds.
+// Reader is the writer's view, read-only: it sees every write of earlier
+// Updates, durable or not (they are ordered before any later one). Store.View
+// hands out a Reader, not a Tx, so that a check cannot stage a write that
+// nothing would ever apply: Reader has no method that writes. The records
+// it returns are the store's own, as Store's read methods' are: change a
+// copy and Put it in an Update, never the record itself.
+type Reader struct {
+	s *Store
+}
+
+// Tx is the writer's view inside Store.Update: a Reader plus writes, which
+// are staged and applied only when the Update's function succeeds.
 type Tx struct {
-	s      *Store
+	Reader
 	writes []staged
 }
 
@@ -32,49 +41,40 @@ func stageDelete[T any](tx *Tx, t *table[T], key string) {
 }
 
 // Volume returns the live volume with the given ID, or nil.
-func (tx *Tx) Volume(id string) *Volume { return tx.s.volumes.live(id) }
+func (r Reader) Volume(id string) *Volume { return r.s.volumes.live(id) }
 
 // VolumeByName returns the live volume with the given name, or nil.
-func (tx *Tx) VolumeByName(name string) *Volume {
-	if v := tx.s.volumes.live(tx.s.volumeNames[name]); v != nil && v.Name == name {
-		return v
-	}
-	return nil
+func (r Reader) VolumeByName(name string) *Volume {
+	return named(r.s.volumes.live(r.s.volumeNames[name]), name, volumeName)
 }
 
 // Snapshot returns the live snapshot with the given ID, or nil.
-func (tx *Tx) Snapshot(id string) *Snapshot { return tx.s.snapshots.live(id) }
+func (r Reader) Snapshot(id string) *Snapshot { return r.s.snapshots.live(id) }
 
 // SnapshotByName returns the live snapshot with the given name, or nil.
-func (tx *Tx) SnapshotByName(name string) *Snapshot {
-	if v := tx.s.snapshots.live(tx.s.snapshotNames[name]); v != nil && v.Name == name {
-		return v
-	}
-	return nil
+func (r Reader) SnapshotByName(name string) *Snapshot {
+	return named(r.s.snapshots.live(r.s.snapshotNames[name]), name, snapshotName)
 }
 
-// The name and source indexes keep entries until a deletion or rename is
-// durable, for readers; the writer's lookups check the row still matches.
-
 // Usage returns what a zone holds, counting writes not yet durable.
-func (tx *Tx) Usage(zone string) Usage {
-	if u := tx.s.usage[zone]; u != nil {
+func (r Reader) Usage(zone string) Usage {
+	if u := r.s.usage[zone]; u != nil {
 		return *u
 	}
 	return Usage{}
 }
 
 // Publication returns the publication of a volume to a node, or nil.
-func (tx *Tx) Publication(volumeID, nodeID string) *Publication {
-	return tx.s.publications.live(volumeID + "\x00" + nodeID)
+func (r Reader) Publication(volumeID, nodeID string) *Publication {
+	return r.s.publications.live(volumeID + "\x00" + nodeID)
 }
 
-// PublishedNodes counts the volumes published to a node.
-func (tx *Tx) PublishedVolumes(nodeID string) int { return tx.s.pubsPerNode[nodeID] }
+// PublishedVolumes counts the volumes published to a node.
+func (r Reader) PublishedVolumes(nodeID string) int { return r.s.pubsPerNode[nodeID] }
 
 // IsPublished reports whether a volume is published to any node.
-func (tx *Tx) IsPublished(volumeID string) bool {
-	for _, p := range tx.s.pubsByVolume[volumeID] {
+func (r Reader) IsPublished(volumeID string) bool {
+	for _, p := range r.s.pubsByVolume[volumeID] {
 		if p.vis.live() {
 			return true
 		}
@@ -83,9 +83,9 @@ func (tx *Tx) IsPublished(volumeID string) bool {
 }
 
 // HasSnapshots reports whether any live snapshot was cut from the volume.
-func (tx *Tx) HasSnapshots(volumeID string) bool {
-	for id := range tx.s.bySource[volumeID] {
-		if s := tx.s.snapshots.live(id); s != nil && s.SourceVolume == volumeID {
+func (r Reader) HasSnapshots(volumeID string) bool {
+	for id := range r.s.bySource[volumeID] {
+		if s := r.s.snapshots.live(id); s != nil && s.SourceVolume == volumeID {
 			return true
 		}
 	}
@@ -93,19 +93,19 @@ func (tx *Tx) HasSnapshots(volumeID string) bool {
 }
 
 // Mount returns the node-side mount of a volume at a path, or nil.
-func (tx *Tx) Mount(volumeID, path string) *Mount {
-	return tx.s.mounts.live(volumeID + "\x00" + path)
+func (r Reader) Mount(volumeID, path string) *Mount {
+	return r.s.mounts.live(volumeID + "\x00" + path)
 }
 
 // MountsOf returns the live node-side mounts of a volume.
-func (tx *Tx) MountsOf(volumeID string) []*Mount {
+func (r Reader) MountsOf(volumeID string) []*Mount {
 	var out []*Mount
 	prefix := volumeID + "\x00"
-	tx.s.mounts.order.AscendGreaterOrEqual(prefix, func(k string) bool {
+	r.s.mounts.order.AscendGreaterOrEqual(prefix, func(k string) bool {
 		if len(k) < len(prefix) || k[:len(prefix)] != prefix {
 			return false
 		}
-		if m := tx.s.mounts.live(k); m != nil {
+		if m := r.s.mounts.live(k); m != nil {
 			out = append(out, m)
 		}
 		return true

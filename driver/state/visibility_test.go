@@ -1,11 +1,14 @@
 package state
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // holdCommits takes bbolt's writer lock so that the store's commit loop
@@ -28,19 +31,15 @@ func holdCommits(t *testing.T, s *Store) (release func()) {
 }
 
 // waitWriter polls the writer's view until cond holds.
-func waitWriter(t *testing.T, s *Store, what string, cond func(tx *Tx) bool) {
+func waitWriter(t *testing.T, s *Store, what string, cond func(r Reader) bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		ok := false
-		s.View(func(tx *Tx) { ok = cond(tx) })
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s in the writer's view", what)
-		}
-		time.Sleep(time.Millisecond)
+		s.View(func(r Reader) { ok = cond(r) })
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s in the writer's view", what)
 	}
 }
 
@@ -63,7 +62,7 @@ func TestReadersSeeOnlyDurableCreates(t *testing.T) {
 		tx.PutSnapshot(snap("snap-2", "sn2", "vol-1", "z"))
 		tx.PutPublication(&Publication{VolumeID: "vol-1", NodeID: "node"})
 	})
-	waitWriter(t, s, "vol-2", func(tx *Tx) bool { return tx.Volume("vol-2") != nil })
+	waitWriter(t, s, "vol-2", func(r Reader) bool { return r.Volume("vol-2") != nil })
 
 	// The commit is blocked: Update has not returned.
 	select {
@@ -98,12 +97,12 @@ func TestReadersSeeOnlyDurableCreates(t *testing.T) {
 	if got := s.ZoneUsage("z"); got != (Usage{Bytes: 30, Snapshots: 2}) {
 		t.Errorf("ZoneUsage(z) = %+v while committing, want {30 2}", got)
 	}
-	s.View(func(tx *Tx) {
-		if tx.VolumeByName("n2") == nil || tx.SnapshotByName("sn2") == nil || tx.Publication("vol-1", "node") == nil {
+	s.View(func(r Reader) {
+		if r.VolumeByName("n2") == nil || r.SnapshotByName("sn2") == nil || r.Publication("vol-1", "node") == nil {
 			t.Errorf("writer's view misses a pending record")
 		}
-		if tx.PublishedVolumes("node") != 1 {
-			t.Errorf("PublishedVolumes(node) = %d while committing, want 1", tx.PublishedVolumes("node"))
+		if r.PublishedVolumes("node") != 1 {
+			t.Errorf("PublishedVolumes(node) = %d while committing, want 1", r.PublishedVolumes("node"))
 		}
 	})
 
@@ -146,7 +145,7 @@ func TestReadersSeeDeletesOnlyWhenDurable(t *testing.T) {
 		tx.DeleteVolume("vol-2")
 		tx.DeleteSnapshot("snap-1")
 	})
-	waitWriter(t, s, "deletion of vol-2", func(tx *Tx) bool { return tx.Volume("vol-2") == nil })
+	waitWriter(t, s, "deletion of vol-2", func(r Reader) bool { return r.Volume("vol-2") == nil })
 
 	// A deletion not yet durable is not yet seen by ID lookups and listings:
 	// the record would come back after a crash.
@@ -192,7 +191,7 @@ func TestGroupCommit(t *testing.T) {
 	for i := 0; i < n; i++ {
 		id := string(rune('a' + i))
 		dones[i] = asyncUpdate(s, func(tx *Tx) { tx.PutVolume(vol(id, "name-"+id, "z", 1)) })
-		waitWriter(t, s, id, func(tx *Tx) bool { return tx.Volume(id) != nil })
+		waitWriter(t, s, id, func(r Reader) bool { return r.Volume(id) != nil })
 	}
 	if got := s.ZoneUsage("z"); got != (Usage{Bytes: n}) {
 		t.Errorf("ZoneUsage(z) with %d queued creates = %+v", n, got)
@@ -248,9 +247,9 @@ func TestDeleteThenRecreate(t *testing.T) {
 					// Wait until this update is in the writer's view.
 					switch i {
 					case 0:
-						waitWriter(t, s, "delete", func(tx *Tx) bool { return tx.Volume("v1") == nil })
+						waitWriter(t, s, "delete", func(r Reader) bool { return r.Volume("v1") == nil })
 					case 1:
-						waitWriter(t, s, "recreate", func(tx *Tx) bool { return tx.Volume("v1") != nil })
+						waitWriter(t, s, "recreate", func(r Reader) bool { return r.Volume("v1") != nil })
 					}
 				}
 				release()
@@ -296,9 +295,9 @@ func queueBehindCommit(t *testing.T, s *Store, updates ...func(tx *Tx)) (commit 
 	var dones []<-chan error
 	for i, u := range updates {
 		var seq uint64
-		s.View(func(tx *Tx) { seq = tx.s.seq })
+		s.View(func(r Reader) { seq = r.s.seq })
 		dones = append(dones, asyncUpdate(s, u))
-		waitWriter(t, s, fmt.Sprintf("update %d", i), func(tx *Tx) bool { return tx.s.seq > seq })
+		waitWriter(t, s, fmt.Sprintf("update %d", i), func(r Reader) bool { return r.s.seq > seq })
 	}
 	// The commit is blocked: no Update has returned.
 	for i, d := range dones {
@@ -370,9 +369,18 @@ func TestReadersKeepReplacedVersionUntilDurable(t *testing.T) {
 			"PublishedNodes(v1)":  "[node]",
 		}
 	}
-	readerView := func(s *Store) map[string]string {
+	// records asks Store and Reader the same: a record's size, or "-".
+	records := func(f finder) map[string]string {
 		volCap := func(v *Volume) string { return fmt.Sprint(v.CapacityBytes) }
 		snapSize := func(v *Snapshot) string { return fmt.Sprint(v.SizeBytes) }
+		return map[string]string{
+			"Volume(v1)":          orDash(f.Volume("v1"), volCap),
+			"VolumeByName(n1)":    orDash(f.VolumeByName("n1"), volCap),
+			"Snapshot(s1)":        orDash(f.Snapshot("s1"), snapSize),
+			"SnapshotByName(sn1)": orDash(f.SnapshotByName("sn1"), snapSize),
+		}
+	}
+	readerView := func(s *Store) map[string]string {
 		vols, _ := s.ListVolumes("", 0)
 		var vl []string
 		for _, v := range vols {
@@ -383,15 +391,11 @@ func TestReadersKeepReplacedVersionUntilDurable(t *testing.T) {
 		for _, v := range snaps {
 			sl = append(sl, fmt.Sprintf("%s:%d", v.ID, v.SizeBytes))
 		}
-		return map[string]string{
-			"Volume(v1)":          orDash(s.Volume("v1"), volCap),
-			"VolumeByName(n1)":    orDash(s.VolumeByName("n1"), volCap),
-			"ListVolumes":         fmt.Sprint(vl),
-			"Snapshot(s1)":        orDash(s.Snapshot("s1"), snapSize),
-			"SnapshotByName(sn1)": orDash(s.SnapshotByName("sn1"), snapSize),
-			"ListSnapshots(v1)":   fmt.Sprint(sl),
-			"PublishedNodes(v1)":  fmt.Sprint(s.PublishedNodes("v1")),
-		}
+		out := records(s)
+		out["ListVolumes"] = fmt.Sprint(vl)
+		out["ListSnapshots(v1)"] = fmt.Sprint(sl)
+		out["PublishedNodes(v1)"] = fmt.Sprint(s.PublishedNodes("v1"))
+		return out
 	}
 	writerWant := func(r rec) map[string]string {
 		return map[string]string{
@@ -408,21 +412,14 @@ func TestReadersKeepReplacedVersionUntilDurable(t *testing.T) {
 		}
 	}
 	writerView := func(s *Store) map[string]string {
-		volCap := func(v *Volume) string { return fmt.Sprint(v.CapacityBytes) }
-		snapSize := func(v *Snapshot) string { return fmt.Sprint(v.SizeBytes) }
 		var out map[string]string
-		s.View(func(tx *Tx) {
-			out = map[string]string{
-				"Volume(v1)":             orDash(tx.Volume("v1"), volCap),
-				"VolumeByName(n1)":       orDash(tx.VolumeByName("n1"), volCap),
-				"Snapshot(s1)":           orDash(tx.Snapshot("s1"), snapSize),
-				"SnapshotByName(sn1)":    orDash(tx.SnapshotByName("sn1"), snapSize),
-				"Publication(v1,node)":   orDash(tx.Publication("v1", "node"), func(p *Publication) string { return fmt.Sprintf("readonly=%v", p.Readonly) }),
-				"PublishedVolumes(node)": fmt.Sprint(tx.PublishedVolumes("node")),
-				"Usage(z)":               fmt.Sprintf("%+v", tx.Usage("z")),
-				"HasSnapshots(v1)":       fmt.Sprint(tx.HasSnapshots("v1")),
-				"IsPublished(v1)":        fmt.Sprint(tx.IsPublished("v1")),
-			}
+		s.View(func(r Reader) {
+			out = records(r)
+			out["Publication(v1,node)"] = orDash(r.Publication("v1", "node"), func(p *Publication) string { return fmt.Sprintf("readonly=%v", p.Readonly) })
+			out["PublishedVolumes(node)"] = fmt.Sprint(r.PublishedVolumes("node"))
+			out["Usage(z)"] = fmt.Sprintf("%+v", r.Usage("z"))
+			out["HasSnapshots(v1)"] = fmt.Sprint(r.HasSnapshots("v1"))
+			out["IsPublished(v1)"] = fmt.Sprint(r.IsPublished("v1"))
 		})
 		out["ZoneUsage(z) via Store"] = fmt.Sprintf("%+v", s.ZoneUsage("z"))
 		return out
@@ -590,40 +587,38 @@ func TestReaderIndexesKeepEntriesUntilDurable(t *testing.T) {
 		}
 		return out
 	}
-	volID := func(v *Volume) string { return v.ID }
-	snapID := func(v *Snapshot) string { return v.ID }
+	// records asks Store and Reader the same: which record answers, or "-".
+	records := func(f finder) map[string]string {
+		volID := func(v *Volume) string { return v.ID }
+		snapID := func(v *Snapshot) string { return v.ID }
+		return map[string]string{
+			"Volume(vA)":          orDash(f.Volume("vA"), volID),
+			"VolumeByName(na)":    orDash(f.VolumeByName("na"), volID),
+			"VolumeByName(na2)":   orDash(f.VolumeByName("na2"), volID),
+			"Snapshot(s1)":        orDash(f.Snapshot("s1"), snapID),
+			"SnapshotByName(sa)":  orDash(f.SnapshotByName("sa"), snapID),
+			"SnapshotByName(sa2)": orDash(f.SnapshotByName("sa2"), snapID),
+		}
+	}
 	readerView := func(s *Store) map[string]string {
 		listed := func(source string) string {
 			got, _ := s.ListSnapshots("", 0, source)
 			return fmt.Sprint(snapshotIDs(got))
 		}
-		return map[string]string{
-			"Volume(vA)":               orDash(s.Volume("vA"), volID),
-			"VolumeByName(na)":         orDash(s.VolumeByName("na"), volID),
-			"VolumeByName(na2)":        orDash(s.VolumeByName("na2"), volID),
-			"Snapshot(s1)":             orDash(s.Snapshot("s1"), snapID),
-			"SnapshotByName(sa)":       orDash(s.SnapshotByName("sa"), snapID),
-			"SnapshotByName(sa2)":      orDash(s.SnapshotByName("sa2"), snapID),
-			"ListSnapshots(source vA)": listed("vA"),
-			"ListSnapshots(source vB)": listed("vB"),
-			"PublishedNodes(vA)":       fmt.Sprint(sorted(s.PublishedNodes("vA"))),
-		}
+		out := records(s)
+		out["ListSnapshots(source vA)"] = listed("vA")
+		out["ListSnapshots(source vB)"] = listed("vB")
+		out["PublishedNodes(vA)"] = fmt.Sprint(sorted(s.PublishedNodes("vA")))
+		return out
 	}
 	writerView := func(s *Store) map[string]string {
 		var out map[string]string
-		s.View(func(tx *Tx) {
-			out = map[string]string{
-				"Volume(vA)":               orDash(tx.Volume("vA"), volID),
-				"VolumeByName(na)":         orDash(tx.VolumeByName("na"), volID),
-				"VolumeByName(na2)":        orDash(tx.VolumeByName("na2"), volID),
-				"Snapshot(s1)":             orDash(tx.Snapshot("s1"), snapID),
-				"SnapshotByName(sa)":       orDash(tx.SnapshotByName("sa"), snapID),
-				"SnapshotByName(sa2)":      orDash(tx.SnapshotByName("sa2"), snapID),
-				"HasSnapshots(vA)":         fmt.Sprint(tx.HasSnapshots("vA")),
-				"HasSnapshots(vB)":         fmt.Sprint(tx.HasSnapshots("vB")),
-				"IsPublished(vA)":          fmt.Sprint(tx.IsPublished("vA")),
-				"PublishedVolumes(node-1)": fmt.Sprint(tx.PublishedVolumes("node-1")),
-			}
+		s.View(func(r Reader) {
+			out = records(r)
+			out["HasSnapshots(vA)"] = fmt.Sprint(r.HasSnapshots("vA"))
+			out["HasSnapshots(vB)"] = fmt.Sprint(r.HasSnapshots("vB"))
+			out["IsPublished(vA)"] = fmt.Sprint(r.IsPublished("vA"))
+			out["PublishedVolumes(node-1)"] = fmt.Sprint(r.PublishedVolumes("node-1"))
 		})
 		return out
 	}

@@ -3,8 +3,8 @@ package world
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -248,11 +248,7 @@ func (t *Topology) selectAll(segs []*csi.Topology) []int {
 // FormatSegment renders a segment deterministically for messages:
 // {key=value,...} in key order.
 func FormatSegment(seg map[string]string) string {
-	keys := make([]string, 0, len(seg))
-	for k := range seg {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(seg))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + seg[k]

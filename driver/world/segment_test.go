@@ -18,7 +18,8 @@ const (
 	kK = world.DefaultRackKey
 )
 
-// worldDoc is the fixed topology used by the segment tests and FuzzCandidates.
+// worldDoc is the fixed topology of the package's tests: the segment
+// tests, FuzzCandidates and the parse errors of node entries.
 // Zone indexes: 0 east/a (racks r1 r2), 1 east/b, 2 east/c, 3 west/a (rack r3), 4 west/d.
 const worldDoc = `
 regions:

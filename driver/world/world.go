@@ -1,13 +1,3 @@
-// Package world models the fake world the zonepath driver lives in:
-// regions made of zones (optionally split into racks), each zone with a
-// storage capacity and a snapshot quota. It parses the topology file,
-// validates CSI topology segments against it and turns CSI
-// TopologyRequirements into an ordered list of candidate zones.
-//
-// A segment is a set of key/value pairs; it selects every zone whose
-// region, zone and rack agree with the pairs it has. A segment that names
-// only a region therefore selects all zones of that region, which is how a
-// snapshot "usable from the whole region" is expressed.
 package world
 
 import (
@@ -15,6 +5,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -124,6 +115,11 @@ type Topology struct {
 	nodes             map[string]NodeInfo
 }
 
+// nameRE is what region, zone and rack names may be: lower-case
+// alphanumerics, '-' and '.', at most maxNameLength long, as they become
+// label values. Not validation.IsDNS1123Label, which forbids the dots, nor
+// IsDNS1123Subdomain, which allows 253 characters and refuses names this
+// file format has always accepted ("a..b").
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 
 // Load reads and validates a topology file.
@@ -328,10 +324,5 @@ func (t *Topology) DefaultMaxVolumesPerNode() int64 { return t.maxVolumesPerNode
 // HasRacks reports whether any zone is split into racks; only then do
 // node segments carry the rack key.
 func (t *Topology) HasRacks() bool {
-	for _, z := range t.Zones {
-		if len(z.Racks) > 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(t.Zones, func(z ZoneInfo) bool { return len(z.Racks) > 0 })
 }

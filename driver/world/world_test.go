@@ -147,17 +147,6 @@ regions:
 }
 
 func TestParseErrors(t *testing.T) {
-	const twoRegions = `
-regions:
-- name: east
-  zones:
-  - name: a
-    racks: [r1, r2]
-  - name: b
-- name: west
-  zones:
-  - name: a
-`
 	long := strings.Repeat("x", 64)
 	tests := []struct {
 		name string
@@ -238,67 +227,67 @@ regions:
 - name: west
   zones: [{name: a, snapshotQuota: 2}, {name: b, snapshotQuota: -3}]
 `, []string{`regions[1].zones[1].snapshotQuota: must not be negative, got -3`}},
-		{"negative default maxVolumesPerNode", "maxVolumesPerNode: -1\n" + twoRegions,
+		{"negative default maxVolumesPerNode", "maxVolumesPerNode: -1\n" + worldDoc,
 			[]string{"maxVolumesPerNode: must not be negative, got -1"}},
-		{"unknown top-level field", "foo: 1\n" + twoRegions, []string{`unknown field "foo"`}},
+		{"unknown top-level field", "foo: 1\n" + worldDoc, []string{`unknown field "foo"`}},
 		{"unknown zone field", `
 regions:
 - name: east
   zones: [{name: a, capcity: 10Gi}]
 `, []string{`unknown field "capcity"`}},
-		{"unknown key field", "keys: {host: x}\n" + twoRegions, []string{`unknown field "host"`}},
+		{"unknown key field", "keys: {host: x}\n" + worldDoc, []string{`unknown field "host"`}},
 		{"wrong type", `regions: 3`, []string{"regions"}},
-		{"node with unknown zone", twoRegions + `
+		{"node with unknown zone", worldDoc + `
 nodes:
 - id: n1
   zone: east/b
 - id: n2
   zone: north/a
 `, []string{`nodes[1]: zone "north/a" is not in the topology`}},
-		{"node with ambiguous zone name", twoRegions + `
+		{"node with ambiguous zone name", worldDoc + `
 nodes:
 - id: n1
   zone: a
   rack: r1
 `, []string{`nodes[0]: zone "a" exists in several regions`}},
-		{"node rack not in zone", twoRegions + `
+		{"node rack not in zone", worldDoc + `
 nodes:
 - id: n1
   zone: east/a
   rack: r9
 `, []string{`nodes[0]: rack "r9" is not one of zone east/a's racks [r1 r2]`}},
-		{"node rack in zone without racks", twoRegions + `
+		{"node rack in zone without racks", worldDoc + `
 nodes:
 - id: n1
   zone: b
   rack: r1
 `, []string{`nodes[0]: rack "r1" is not one of zone east/b's racks []`}},
-		{"node without rack in racked zone", twoRegions + `
+		{"node without rack in racked zone", worldDoc + `
 nodes:
 - id: n1
   zone: east/b
 - id: n2
   zone: east/a
 `, []string{`nodes[1]: zone east/a has racks [r1 r2]: the node's rack must be given`}},
-		{"node without id", twoRegions + `
+		{"node without id", worldDoc + `
 nodes:
 - zone: east/b
 `, []string{`nodes[0]: id is required`}},
-		{"node id too long", twoRegions + `
+		{"node id too long", worldDoc + `
 nodes:
 - id: ` + strings.Repeat("n", 129) + `
   zone: east/b
 `, []string{`nodes[0]: id is required, at most 128 characters`}},
-		{"duplicate node", twoRegions + `
+		{"duplicate node", worldDoc + `
 nodes:
 - id: n1
   zone: east/b
 - id: n2
-  zone: west/a
+  zone: west/d
 - id: n1
-  zone: west/a
+  zone: west/d
 `, []string{`nodes[2]: duplicate node "n1"`}},
-		{"node negative maxVolumesPerNode", twoRegions + `
+		{"node negative maxVolumesPerNode", worldDoc + `
 nodes:
 - id: n1
   zone: east/b

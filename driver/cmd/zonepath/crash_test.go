@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+
+	"github.com/zonepath/zonepath/driver/drivertest"
 )
 
 // TestSIGKILLUnderLoad kills the driver with SIGKILL at a random moment
@@ -233,29 +237,21 @@ func (c *crashClient) step(ctx context.Context) error {
 	return c.createVolume(ctx, false, "")
 }
 
+// pick chooses one of m's keys with rng. The keys are sorted first: map
+// order is random, and a seed must replay the same run.
 func pick(rng *rand.Rand, m map[string]bool) string {
-	i := rng.IntN(len(m))
-	for id := range m {
-		if i == 0 {
-			return id
-		}
-		i--
-	}
-	panic("unreachable")
+	ids := slices.Sorted(maps.Keys(m))
+	return ids[rng.IntN(len(ids))]
 }
 
 const crashVolumeSize = 1 << 20
 
 func (c *crashClient) createVolume(ctx context.Context, block bool, fromSnapshot string) error {
 	c.seq++
-	req := &csi.CreateVolumeRequest{
-		Name:               fmt.Sprintf("%s-v%d", c.name, c.seq),
-		CapacityRange:      &csi.CapacityRange{RequiredBytes: crashVolumeSize},
-		VolumeCapabilities: []*csi.VolumeCapability{crashCapability(block)},
-	}
+	req := drivertest.VolumeRequest(fmt.Sprintf("%s-v%d", c.name, c.seq), crashVolumeSize, nil)
+	req.VolumeCapabilities = []*csi.VolumeCapability{drivertest.Capability(block)}
 	if fromSnapshot != "" {
-		req.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{
-			Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: fromSnapshot}}}
+		req.VolumeContentSource = drivertest.FromSnapshot(fromSnapshot)
 	}
 	resp, err := c.ctrl.CreateVolume(ctx, req)
 	if err != nil {
@@ -287,7 +283,7 @@ func (c *crashClient) createVolume(ctx context.Context, block bool, fromSnapshot
 
 func (c *crashClient) createSnapshot(ctx context.Context, volume string) error {
 	c.seq++
-	resp, err := c.ctrl.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: fmt.Sprintf("%s-s%d", c.name, c.seq), SourceVolumeId: volume})
+	resp, err := c.ctrl.CreateSnapshot(ctx, drivertest.SnapshotRequest(fmt.Sprintf("%s-s%d", c.name, c.seq), volume, nil))
 	if err != nil {
 		return err
 	}
@@ -316,17 +312,6 @@ func (c *crashClient) delete(ctx context.Context, id string) error {
 	c.uncertain = ""
 	c.gone = append(c.gone, id)
 	return nil
-}
-
-func crashCapability(block bool) *csi.VolumeCapability {
-	c := &csi.VolumeCapability{
-		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-	}
-	if block {
-		c.AccessType = &csi.VolumeCapability_Block{Block: &csi.VolumeCapability_BlockVolume{}}
-	}
-	return c
 }
 
 // dataFiles is what the data directory holds: volume and snapshot IDs

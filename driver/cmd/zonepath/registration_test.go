@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/registration/kubelettest"
 )
 
@@ -33,11 +34,7 @@ func TestKubeletRegistration(t *testing.T) {
 	bin := driverBinary(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, err := os.MkdirTemp("", "zpkreg")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(dir) })
+			dir := drivertest.ShortTempDir(t)
 			regDir := filepath.Join(dir, "plugins_registry")
 			h := &kubelettest.CSIHandler{NodeGetInfo: true}
 			kubelettest.Start(t, regDir, h)

@@ -6,54 +6,58 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/zonepath/zonepath/driver/drivertest"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
+// builtDir holds the binary buildDriver built, removed by TestMain.
+var builtDir string
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if builtBin != "" {
-		os.RemoveAll(filepath.Dir(builtBin))
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
 	}
 	os.Exit(code)
 }
 
-// driverBinary builds bin/zonepath once for every test of this package
+// buildDriver builds bin/zonepath once for every test of this package
 // that runs the real process.
+var buildDriver = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "zonepath-bin-")
+	if err != nil {
+		return "", err
+	}
+	builtDir = dir
+	bin := filepath.Join(dir, "zonepath")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the driver: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// driverBinary is buildDriver's binary, or skips the test under -short.
 func driverBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the driver binary")
 	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "zonepath-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "zonepath")
-		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building the driver: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	bin, err := buildDriver()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return builtBin
+	return bin
 }
 
 // driverProcess is bin/zonepath serving on dir/csi.sock with its state
@@ -76,24 +80,17 @@ func startDriver(t *testing.T, bin, dir string) *driverProcess {
 	}
 	// Never leave a driver behind, also when the test fails early.
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("driver did not create its socket")
-		}
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
+		_, err := os.Stat(sock)
+		return err == nil, nil
+	}); err != nil {
+		t.Fatal("driver did not create its socket")
 	}
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := drivertest.Dial(t, "unix://"+sock)
 	// The socket file exists a moment before the driver accepts
 	// connections: wait until it answers.
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
 	if _, err := csi.NewIdentityClient(conn).GetPluginInfo(ctx, &csi.GetPluginInfoRequest{}, grpc.WaitForReady(true)); err != nil {
 		t.Fatalf("driver does not answer on %s: %v", sock, err)
 	}
@@ -140,27 +137,23 @@ func TestRestartLosesNothing(t *testing.T) {
 	d := startDriver(t, bin, dir)
 	ctrl := d.ctrl
 	ctx := context.Background()
-	capability := &csi.VolumeCapability{
-		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-	}
 	var created []string
-	for i := 0; i < 50; i++ {
-		v, err := ctrl.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: fmt.Sprintf("v%d", i), VolumeCapabilities: []*csi.VolumeCapability{capability}})
+	for i := range 50 {
+		v, err := ctrl.CreateVolume(ctx, drivertest.VolumeRequest(fmt.Sprintf("v%d", i), 0, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		created = append(created, v.GetVolume().GetVolumeId())
 	}
 	snaps := map[string]*csi.Snapshot{}
-	for i := 0; i < 20; i++ {
-		s, err := ctrl.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: fmt.Sprintf("s%d", i), SourceVolumeId: created[i]})
+	for i := range 20 {
+		s, err := ctrl.CreateSnapshot(ctx, drivertest.SnapshotRequest(fmt.Sprintf("s%d", i), created[i], nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		snaps[s.GetSnapshot().GetSnapshotId()] = s.GetSnapshot()
 	}
-	if _, err := ctrl.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: created[0], NodeId: "n1", VolumeCapability: capability}); err != nil {
+	if _, err := ctrl.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: created[0], NodeId: "n1", VolumeCapability: drivertest.MountCapability()}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ctrl.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: created[49]}); err != nil {
@@ -170,7 +163,6 @@ func TestRestartLosesNothing(t *testing.T) {
 	d.kill(t)
 
 	d = startDriver(t, bin, dir)
-	defer d.conn.Close()
 	ctrl = d.ctrl
 	vols, err := ctrl.ListVolumes(ctx, &csi.ListVolumesRequest{})
 	if err != nil {
@@ -183,10 +175,10 @@ func TestRestartLosesNothing(t *testing.T) {
 			t.Errorf("publication lost: volume %s published to %v, want [n1]", created[0], e.GetStatus().GetPublishedNodeIds())
 		}
 	}
-	sort.Strings(listed)
-	sort.Strings(created)
-	if fmt.Sprint(listed) != fmt.Sprint(created) {
-		t.Errorf("after restart ListVolumes = %d volumes, want the %d acknowledged", len(listed), len(created))
+	slices.Sort(listed)
+	slices.Sort(created)
+	if diff := cmp.Diff(created, listed); diff != "" {
+		t.Errorf("after restart ListVolumes differs from the acknowledged volumes (-want +got):\n%s", diff)
 	}
 	got, err := ctrl.ListSnapshots(ctx, &csi.ListSnapshotsRequest{})
 	if err != nil {

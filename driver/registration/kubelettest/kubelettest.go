@@ -1,8 +1,3 @@
-// Package kubelettest runs kubelet's own plugin manager (plugin watcher,
-// reconciler, operation executor from k8s.io/kubernetes) on a directory,
-// with a stand-in for kubelet's CSI plugin handler, so tests see exactly
-// what kubelet does with a plugin's registration socket. Test code only:
-// it pulls kubelet packages that the driver binary must not carry.
 package kubelettest
 
 import (
@@ -17,6 +12,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"k8s.io/kubernetes/pkg/kubelet/pluginmanager"
@@ -132,11 +128,10 @@ func Start(t *testing.T, dir string, h *CSIHandler) {
 // reconciler runs once a second).
 func WaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
