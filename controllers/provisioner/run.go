@@ -6,10 +6,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/leaderelection"
 	ctrl "github.com/kubernetes-csi/external-provisioner/v6/pkg/controller"
 	"github.com/kubernetes-csi/external-provisioner/v6/pkg/features"
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
@@ -24,6 +22,7 @@ import (
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	zpfeatures "github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // clients are the API clients of one process.
@@ -56,8 +55,23 @@ func newClients(restConfig *rest.Config) (*clients, error) {
 // Run provisions volumes for the driver at cfg.Sidecar.CSIAddress until
 // ctx ends, wired as csi-provisioner v6.3.0 wires it (without capacity
 // tracking, node deployment, CSI migration and cross-namespace data
-// sources), with upstream's provisioner wrapped by New.
-func Run(ctx context.Context, cfg Config, restConfig *rest.Config) error {
+// sources), with upstream's provisioner wrapped by New. The process
+// plumbing (API client, HTTP, leader election) is package bootstrap's.
+func Run(ctx context.Context, cfg Config) error {
+	// Upstream reads ReferenceGrants for cross-namespace data sources; this
+	// binary does not watch them, so refuse rather than fail every claim.
+	if utilfeature.DefaultFeatureGate.Enabled(features.CrossNamespaceVolumeDataSource) {
+		return fmt.Errorf("--feature-gates=%s=true is not supported by zonepath-provisioner", features.CrossNamespaceVolumeDataSource)
+	}
+	addr, err := bootstrap.HTTPAddress(&cfg.Sidecar)
+	if err != nil {
+		return err
+	}
+	sidecar := bootstrap.Sidecar{Flags: &cfg.Sidecar, Mux: http.NewServeMux()}
+	restConfig, err := sidecar.RESTConfig()
+	if err != nil {
+		return err
+	}
 	c, err := newClients(restConfig)
 	if err != nil {
 		return err
@@ -72,24 +86,20 @@ func Run(ctx context.Context, cfg Config, restConfig *rest.Config) error {
 
 	k := newCaches(c.kube, d)
 	options := libOptions(cfg, k)
-	mux := http.NewServeMux()
-	if addr := metricsAddress(cfg.Sidecar); addr != "" {
-		options = append(options, serveMetrics(ctx, mux, addr, cfg.Sidecar.MetricsPath, d))
+	if addr != "" {
+		options = append(options, handleMetrics(sidecar.Mux, cfg.Sidecar.MetricsPath, d))
 	}
 	pc := controller.NewProvisionController(ctx, c.kube, d.name, New(newUpstream(cfg, c, d, k), APILookup{Snapshots: c.snaps, Contents: c.dyn}), options...)
 	helpers := newHelpers(ctx, cfg, c, d, k)
-	run := func(ctx context.Context) {
+	sidecar.Lock = d.name
+	return sidecar.Run(ctx, restConfig, func(ctx context.Context) error {
 		if err := k.start(ctx); err != nil {
-			if ctx.Err() == nil { // else: stopped before the caches filled
-				klog.FromContext(ctx).Error(err, "Not provisioning: informers did not start")
-			}
-			return
+			return err
 		}
 		helpers.start(ctx, cfg)
 		pc.Run(ctx)
-	}
-	leaderelection.RunWithLeaderElection(ctx, restConfig, cfg.Sidecar, run, strings.ReplaceAll(d.name, "/", "-"), mux, false)
-	return nil
+		return nil
+	})
 }
 
 // newUpstream is external-provisioner's provisioner, with the arguments

@@ -2,16 +2,10 @@ package snapshotter
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"strings"
-	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/config"
 	"github.com/kubernetes-csi/csi-lib-utils/connection"
-	"github.com/kubernetes-csi/csi-lib-utils/leaderelection"
 	"github.com/kubernetes-csi/csi-lib-utils/metrics"
 	csirpc "github.com/kubernetes-csi/csi-lib-utils/rpc"
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
@@ -27,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // leaderLockPrefix is upstream csi-snapshotter's, on purpose: this
@@ -42,15 +37,19 @@ type Config struct {
 }
 
 // Run connects to the plugin and the API server and runs the sidecar
-// until ctx ends (or, with leader election, leadership is lost).
+// until ctx ends (or, with leader election, the lease is lost). The
+// process plumbing (API client, HTTP, leader election) is package
+// bootstrap's.
 func Run(ctx context.Context, cfg Config) error {
 	logger := klog.FromContext(ctx)
-	if cfg.Sidecar.MetricsAddress != "" && cfg.Sidecar.HttpEndpoint != "" {
-		return errors.New("only one of --metrics-address and --http-endpoint can be set")
-	}
-	restConfig, err := config.BuildConfig(cfg.Sidecar.KubeConfig, cfg.Sidecar)
+	addr, err := bootstrap.HTTPAddress(&cfg.Sidecar)
 	if err != nil {
-		return fmt.Errorf("building the API client configuration: %w", err)
+		return err
+	}
+	sidecar := bootstrap.Sidecar{Flags: &cfg.Sidecar, Mux: http.NewServeMux()}
+	restConfig, err := sidecar.RESTConfig()
+	if err != nil {
+		return err
 	}
 	mm := metrics.NewCSIMetricsManagerForSidecar("")
 	conn, err := connection.Connect(ctx, cfg.Sidecar.CSIAddress, mm, connection.OnConnectionLoss(connection.ExitOnConnectionLoss()))
@@ -63,9 +62,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	mm.SetDriverName(cfg.Options.DriverName)
-	mux, err := serveHTTP(ctx, cfg.Sidecar, mm)
-	if err != nil {
-		return err
+	if addr != "" {
+		mm.WithAdditionalRegistry(legacyregistry.DefaultGatherer)
+		mm.RegisterToServer(sidecar.Mux, cfg.Sidecar.MetricsPath)
 	}
 	ctrl, err := newFromConfig(restConfig, conn, cfg, caps)
 	if err != nil {
@@ -73,12 +72,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	logger.Info("Starting the snapshotter sidecar", "driver", cfg.Options.DriverName,
 		"VolumeSnapshotTopology", features.Enabled(), "snapshotAccessibilityConstraints", caps.Accessibility)
-	lock := leaderLockPrefix + "-" + strings.ReplaceAll(cfg.Options.DriverName, "/", "-")
-	// releaseOnExit: leader election then runs under ctx, so SIGTERM
-	// stops the workers and hands the lease over at once; otherwise it
-	// would ignore ctx and the process would wait for SIGKILL.
-	leaderelection.RunWithLeaderElection(ctx, restConfig, cfg.Sidecar, ctrl.Run, lock, mux, true)
-	return nil
+	sidecar.Lock = leaderLockPrefix + "-" + cfg.Options.DriverName
+	return sidecar.Run(ctx, restConfig, ctrl.Run)
 }
 
 // probePlugin waits for the plugin, learns its name into o and checks
@@ -128,32 +123,4 @@ func newFromConfig(restConfig *rest.Config, conn *grpc.ClientConn, cfg Config, c
 		Accessibility: caps.Accessibility, ExtraCreateMetadata: cfg.ExtraCreateMetadata,
 	})
 	return NewController(kube, snapClient, snap, cfg.Options)
-}
-
-// serveHTTP serves metrics (and, with leader election, its health check,
-// which RunWithLeaderElection adds to the mux) when an address is set.
-// It listens before returning, so a busy port is an error at start.
-func serveHTTP(ctx context.Context, sc standardflags.SidecarConfiguration, mm metrics.CSIMetricsManager) (*http.ServeMux, error) {
-	mux := http.NewServeMux()
-	addr := sc.HttpEndpoint
-	if addr == "" {
-		addr = sc.MetricsAddress
-	}
-	if addr == "" {
-		return mux, nil
-	}
-	mm.WithAdditionalRegistry(legacyregistry.DefaultGatherer)
-	mm.RegisterToServer(mux, sc.MetricsPath)
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("serving metrics: %w", err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			klog.FromContext(ctx).Error(err, "Metrics server stopped", "address", addr)
-		}
-	}()
-	context.AfterFunc(ctx, func() { srv.Close() })
-	return mux, nil
 }

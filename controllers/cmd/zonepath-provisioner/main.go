@@ -10,20 +10,12 @@ package main
 
 import (
 	"context"
-	goflag "flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
-	upstreamfeatures "github.com/kubernetes-csi/external-provisioner/v6/pkg/features"
 	flag "github.com/spf13/pflag"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 
 	// Register workqueue and leader election metrics in the legacy
 	// registry that --metrics-address serves, as csi-provisioner does.
@@ -31,28 +23,28 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 
 	"github.com/zonepath/zonepath/controllers/provisioner"
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
 var version = "devel"
 
 func main() {
-	cfg := parseFlags()
+	cmd := bootstrap.NewCommand("zonepath-provisioner", version, utilfeature.DefaultMutableFeatureGate)
+	cfg := parseFlags(cmd)
 	if cfg.Sidecar.ShowVersion {
 		fmt.Println(os.Args[0], version)
 		return
 	}
-	if err := run(cfg); err != nil {
-		klog.ErrorS(err, "zonepath-provisioner failed")
-		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-	}
+	cmd.Run(func(ctx context.Context) error { return provisioner.Run(ctx, cfg) })
 }
 
 // parseFlags registers csi-provisioner's flags (defaults included), the
-// shared sidecar flags, klog's -v and friends, and --feature-gates, which
-// sets both our VolumeSnapshotTopology gate and upstream's own gates
-// (Topology and VolumeAttributesClass, on by default as upstream has them).
-func parseFlags() provisioner.Config {
+// shared sidecar flags, the logging flags (-v, --logging-format, ...) and
+// --feature-gates, which sets both our VolumeSnapshotTopology gate and
+// upstream's own gates (Topology and VolumeAttributesClass, on by default
+// as upstream has them).
+func parseFlags(cmd *bootstrap.Command) provisioner.Config {
 	var c provisioner.Config
 	flag.DurationVar(&c.Timeout, "timeout", 10*time.Second, "Timeout of each CSI call (CreateVolume, DeleteVolume, probes).")
 	flag.StringVar(&c.VolumeNamePrefix, "volume-name-prefix", "pvc", "Prefix of the name of a created volume.")
@@ -68,43 +60,9 @@ func parseFlags() provisioner.Config {
 	flag.BoolVar(&c.ImmediateTopology, "immediate-topology", true, "Immediate binding without allowedTopologies: pass the topologies of all nodes with the driver (true) or none (false).")
 	flag.BoolVar(&c.ControllerPublishReadOnly, "controller-publish-readonly", false, "Mark PVs read-only at ControllerPublishVolume when the PVC access mode is ReadOnlyMany.")
 	flag.BoolVar(&c.PreventVolumeModeConversion, "prevent-volume-mode-conversion", true, "Refuse to change the volume mode when restoring a snapshot, unless its content allows it.")
-	utilfeature.DefaultMutableFeatureGate.AddFlag(flag.CommandLine)
-	klog.InitFlags(goflag.CommandLine)
-	standardflags.RegisterCommonFlags(goflag.CommandLine)
-	flag.CommandLine.AddGoFlagSet(goflag.CommandLine)
+	sidecar := bootstrap.SidecarFlags(flag.CommandLine)
+	cmd.AddFlags(flag.CommandLine)
 	flag.Parse()
-	c.Sidecar = standardflags.Configuration
+	c.Sidecar = *sidecar
 	return c
-}
-
-func run(c provisioner.Config) error {
-	if c.Sidecar.MetricsAddress != "" && c.Sidecar.HttpEndpoint != "" {
-		return fmt.Errorf("only one of --metrics-address and --http-endpoint can be set")
-	}
-	// Upstream reads ReferenceGrants for cross-namespace data sources; this
-	// binary does not watch them, so refuse rather than fail every claim.
-	if utilfeature.DefaultFeatureGate.Enabled(upstreamfeatures.CrossNamespaceVolumeDataSource) {
-		return fmt.Errorf("--feature-gates=%s=true is not supported by zonepath-provisioner", upstreamfeatures.CrossNamespaceVolumeDataSource)
-	}
-	restConfig, err := kubeConfig(c.Sidecar.KubeConfig)
-	if err != nil {
-		return err
-	}
-	restConfig.QPS = float32(c.Sidecar.KubeAPIQPS)
-	restConfig.Burst = c.Sidecar.KubeAPIBurst
-	ctx, stop := signal.NotifyContext(klog.NewContext(context.Background(), klog.Background()), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	klog.InfoS("Starting zonepath-provisioner", "version", version)
-	return provisioner.Run(ctx, c, restConfig)
-}
-
-// kubeConfig is --kubeconfig, else $KUBECONFIG, else in-cluster.
-func kubeConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		path = os.Getenv("KUBECONFIG")
-	}
-	if path == "" {
-		return rest.InClusterConfig()
-	}
-	return clientcmd.BuildConfigFromFlags("", path)
 }

@@ -7,47 +7,35 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
-	"github.com/spf13/pflag"
+	flag "github.com/spf13/pflag"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/controllers/snapshotter"
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
 var version = "devel"
 
 func main() {
-	cfg := parseFlags()
+	cmd := bootstrap.NewCommand("zonepath-snapshotter", version, utilfeature.DefaultMutableFeatureGate)
+	cfg := parseFlags(cmd)
 	if cfg.Sidecar.ShowVersion {
 		fmt.Println(os.Args[0], version)
 		return
 	}
-	klog.InfoS("Version", "version", version)
-	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer cancel()
-	if err := snapshotter.Run(ctx, cfg); err != nil {
-		klog.ErrorS(err, "zonepath-snapshotter failed")
-		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-	}
-	klog.Flush()
+	cmd.Run(func(ctx context.Context) error { return snapshotter.Run(ctx, cfg) })
 }
 
-// parseFlags reads csi-snapshotter's flags plus --feature-gates. klog and
-// csi-lib-utils declare theirs as Go flags; they are parsed with pflag,
-// which the shared gate's flag needs, so long names take two dashes
-// (--csi-address), and -v stays a shorthand.
-func parseFlags() snapshotter.Config {
-	klog.InitFlags(nil)
-	standardflags.RegisterCommonFlags(flag.CommandLine)
+// parseFlags reads csi-snapshotter's flags, the shared sidecar flags, the
+// logging flags (-v, --logging-format, ...) and --feature-gates.
+func parseFlags(cmd *bootstrap.Command) snapshotter.Config {
+	sidecar := bootstrap.SidecarFlags(flag.CommandLine)
+	cmd.AddFlags(flag.CommandLine)
 	var cfg snapshotter.Config
 	o := &cfg.Options
 	flag.DurationVar(&o.Timeout, "timeout", time.Minute, "The timeout for any RPCs to the CSI driver.")
@@ -58,9 +46,7 @@ func parseFlags() snapshotter.Config {
 	flag.DurationVar(&o.RetryIntervalStart, "retry-interval-start", time.Second, "Initial retry interval of a failed snapshot creation or deletion; it doubles with each failure, up to --retry-interval-max.")
 	flag.DurationVar(&o.RetryIntervalMax, "retry-interval-max", 5*time.Minute, "Maximum retry interval of a failed snapshot creation or deletion.")
 	flag.DurationVar(&o.ResyncPeriod, "resync-period", 15*time.Minute, "Resync interval of the controller.")
-	pflag.CommandLine.AddGoFlagSet(flag.CommandLine)
-	utilfeature.DefaultMutableFeatureGate.AddFlag(pflag.CommandLine)
-	pflag.Parse()
-	cfg.Sidecar = standardflags.Configuration
+	flag.Parse()
+	cfg.Sidecar = *sidecar
 	return cfg
 }

@@ -29,14 +29,8 @@ func TestConfigDriverName(t *testing.T) {
 		t.Run(tc.name+"/"+tc.disable, func(t *testing.T) {
 			o := options{name: tc.name, disable: tc.disable, controller: true, stateDir: t.TempDir()}
 			cfg, err := o.config(context.Background())
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("config() error = %v, want one containing %q", err, tc.wantErr)
-				}
+			if wantError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if cfg.Name != tc.name {
 				t.Errorf("Config.Name = %q, want %q", cfg.Name, tc.name)
@@ -72,18 +66,29 @@ func TestRegistrationFlags(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.name = plugin.DefaultName
 			reg, err := tc.o.registration()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("registration() error = %v, want one containing %q", err, tc.wantErr)
-				}
+			if wantError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := reg != nil; got != tc.wantRegistered {
 				t.Errorf("registering = %v, want %v", got, tc.wantRegistered)
 			}
 		})
 	}
+}
+
+// wantError fails t unless err contains want ("" wants no error), and
+// reports whether an error was wanted, when the case has nothing more to
+// check.
+func wantError(t *testing.T, err error, want string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error = %v, want one containing %q", err, want)
+	}
+	return true
 }
