@@ -21,15 +21,23 @@ type Command struct {
 	Name, Version string
 	// Gate is what --feature-gates sets, and what decides contextual
 	// logging; nil: the component has no --feature-gates.
-	Gate    featuregate.MutableFeatureGate
+	Gate    featuregate.MutableVersionedFeatureGate
 	Logging *logsapi.LoggingConfiguration
+	// gateErr is the failure to add the logging features to Gate.
+	gateErr error
 	// logOutput replaces stdout and stderr of the logger, for tests.
 	logOutput io.Writer
 }
 
 // NewCommand is a Command with Kubernetes' default logging: text, -v=0.
-func NewCommand(name, version string, gate featuregate.MutableFeatureGate) *Command {
-	return &Command{Name: name, Version: version, Gate: gate, Logging: logsapi.NewLoggingConfiguration()}
+// It adds logsapi's features (ContextualLogging, LoggingBetaOptions, ...)
+// to gate, which logsapi reads when it applies the flags.
+func NewCommand(name, version string, gate featuregate.MutableVersionedFeatureGate) *Command {
+	c := &Command{Name: name, Version: version, Gate: gate, Logging: logsapi.NewLoggingConfiguration()}
+	if gate != nil {
+		c.gateErr = logsapi.AddFeatureGates(gate)
+	}
+	return c
 }
 
 // AddFlags registers --logging-format, -v, --vmodule and the other logsapi
@@ -66,6 +74,9 @@ func (c *Command) Start() (ctx context.Context, stop context.CancelFunc, err err
 }
 
 func (c *Command) applyLogging() error {
+	if c.gateErr != nil {
+		return fmt.Errorf("logging feature gates: %w", c.gateErr)
+	}
 	var opts *logsapi.LoggingOptions
 	if c.logOutput != nil {
 		opts = &logsapi.LoggingOptions{ErrorStream: c.logOutput, InfoStream: c.logOutput}
@@ -80,10 +91,10 @@ func (c *Command) applyLogging() error {
 	return nil
 }
 
-// Run is a component's whole life after its flags are parsed: start,
-// run until the work ends or a signal arrives, flush the logs, and exit 1
-// with the error logged if there was one.
-func (c *Command) Run(run func(ctx context.Context) error) {
+// RunE is a component's whole life after its flags are parsed: start,
+// run until the work ends or a signal arrives, log the error if there is
+// one, flush the logs. For a cobra command's RunE.
+func (c *Command) RunE(run func(ctx context.Context) error) error {
 	ctx, stop, err := c.Start()
 	if err == nil {
 		err = run(ctx)
@@ -91,7 +102,14 @@ func (c *Command) Run(run func(ctx context.Context) error) {
 	}
 	if err != nil {
 		klog.Background().WithName(c.Name).Error(err, "Exiting")
-		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	klog.Flush()
+	return err
+}
+
+// Run is RunE for a main: it exits 1 when run failed.
+func (c *Command) Run(run func(ctx context.Context) error) {
+	if err := c.RunE(run); err != nil {
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
 }

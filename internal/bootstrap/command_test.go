@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 )
@@ -17,9 +18,12 @@ import (
 func TestLogging(t *testing.T) {
 	tests := []struct {
 		name    string
+		gate    bool // a fresh gate, as utilfeature's: no logging features yet
 		args    []string
 		wantErr string
-		check   func(t *testing.T, out string)
+		// parseErr: the flags are refused when parsed.
+		parseErr bool
+		check    func(t *testing.T, out string)
 	}{
 		{name: "json", args: []string{"--logging-format=json", "-v=2"}, check: func(t *testing.T, out string) {
 			lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -41,17 +45,32 @@ func TestLogging(t *testing.T) {
 				t.Errorf("text output:\n%s", out)
 			}
 		}},
+		{name: "with a gate", gate: true, args: []string{"--logging-format=json", "--feature-gates=ContextualLogging=true"}, check: func(t *testing.T, out string) {
+			if !strings.HasPrefix(out, `{"ts":`) {
+				t.Errorf("not JSON:\n%s", out)
+			}
+		}},
+		{name: "unknown gate", gate: true, args: []string{"--feature-gates=NoSuchGate=true"}, wantErr: "unrecognized feature gate: NoSuchGate", parseErr: true},
 		{name: "unknown format", args: []string{"--logging-format=yaml"}, wantErr: `logging flags: format: Invalid value: "yaml"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Cleanup(func() { _ = logsapi.ResetForTest(nil) })
 			var out bytes.Buffer
-			c := NewCommand("test-component", "v1", nil)
+			var gate featuregate.MutableVersionedFeatureGate
+			if tc.gate {
+				gate = featuregate.NewFeatureGate()
+			}
+			c := NewCommand("test-component", "v1", gate)
 			c.logOutput = &out
 			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 			c.AddFlags(fs)
-			if err := fs.Parse(tc.args); err != nil {
+			err := fs.Parse(tc.args)
+			if tc.parseErr {
+				wantError(t, err, tc.wantErr)
+				return
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, stop, err := c.Start()

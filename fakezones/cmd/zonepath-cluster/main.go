@@ -19,7 +19,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/world"
 	"github.com/zonepath/zonepath/fakezones/cluster"
@@ -191,31 +190,27 @@ func kubeletCommand() *cobra.Command {
 		Short:  "Serve and register the node plugins of a cluster's fake nodes (started by up)",
 		Hidden: true,
 		RunE: func(*cobra.Command, []string) error {
-			ctx, stop, err := start.Start()
-			if err != nil {
-				return err
-			}
-			defer stop()
-			defer klog.Flush()
-			cl, err := spec.Load(filepath.Join(dir, "cluster.yaml"))
-			if err != nil {
-				return err
-			}
-			topo, err := world.Load(filepath.Join(dir, "driver", "topology.yaml"))
-			if err != nil {
-				return err
-			}
-			// It registers every node at once: far more calls than
-			// client-go's default rate allows.
-			cfg, err := bootstrap.RESTConfig(kubeconfig, 500, 1000)
-			if err != nil {
-				return err
-			}
-			kube, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return err
-			}
-			return kubelet.Run(ctx, kubelet.Config{Cluster: cl, Topology: topo, Kube: kube, WorkDir: dir, DataDir: dataDir})
+			return start.RunE(func(ctx context.Context) error {
+				cl, err := spec.Load(filepath.Join(dir, "cluster.yaml"))
+				if err != nil {
+					return err
+				}
+				topo, err := world.Load(filepath.Join(dir, "driver", "topology.yaml"))
+				if err != nil {
+					return err
+				}
+				// It registers every node at once: far more calls than
+				// client-go's default rate allows.
+				cfg, err := bootstrap.RESTConfig(kubeconfig, 500, 1000)
+				if err != nil {
+					return err
+				}
+				kube, err := kubernetes.NewForConfig(cfg)
+				if err != nil {
+					return err
+				}
+				return kubelet.Run(ctx, kubelet.Config{Cluster: cl, Topology: topo, Kube: kube, WorkDir: dir, DataDir: dataDir})
+			})
 		},
 	}
 	f := cmd.Flags()
