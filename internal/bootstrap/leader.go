@@ -80,7 +80,8 @@ func podNamespace() string {
 // lost: another process may now lead, so this one must not go on.
 func (le *LeaderElection) Run(ctx context.Context, work func(context.Context) error) error {
 	logger := klog.FromContext(ctx).WithValues("lease", le.Namespace+"/"+le.Name, "identity", le.Identity)
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	// Not ctx: the "stopped leading" event is recorded after ctx ended.
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 	defer broadcaster.Shutdown()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: le.Client.CoreV1().Events(le.Namespace)})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: le.Name + "/" + le.Identity})
