@@ -3,20 +3,14 @@ package snapshotter
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/kubernetes-csi/csi-lib-utils/connection"
 	"github.com/kubernetes-csi/csi-lib-utils/metrics"
 	csirpc "github.com/kubernetes-csi/csi-lib-utils/rpc"
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
-	clientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	snapshotscheme "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/scheme"
 	"google.golang.org/grpc"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 
@@ -42,12 +36,7 @@ type Config struct {
 // bootstrap's.
 func Run(ctx context.Context, cfg Config) error {
 	logger := klog.FromContext(ctx)
-	addr, err := bootstrap.HTTPAddress(&cfg.Sidecar)
-	if err != nil {
-		return err
-	}
-	sidecar := bootstrap.Sidecar{Flags: &cfg.Sidecar, Mux: http.NewServeMux()}
-	restConfig, err := sidecar.RESTConfig()
+	sidecar, err := bootstrap.NewSidecar(&cfg.Sidecar)
 	if err != nil {
 		return err
 	}
@@ -62,18 +51,18 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	mm.SetDriverName(cfg.Options.DriverName)
-	if addr != "" {
+	if sidecar.ServesHTTP() {
 		mm.WithAdditionalRegistry(legacyregistry.DefaultGatherer)
 		mm.RegisterToServer(sidecar.Mux, cfg.Sidecar.MetricsPath)
 	}
-	ctrl, err := newFromConfig(restConfig, conn, cfg, caps)
+	ctrl, err := newFromConfig(sidecar.Clients, conn, cfg, caps)
 	if err != nil {
 		return err
 	}
 	logger.Info("Starting the snapshotter sidecar", "driver", cfg.Options.DriverName,
 		"VolumeSnapshotTopology", features.Enabled(), "snapshotAccessibilityConstraints", caps.Accessibility)
 	sidecar.Lock = leaderLockPrefix + "-" + cfg.Options.DriverName
-	return sidecar.Run(ctx, restConfig, ctrl.Run)
+	return sidecar.Run(ctx, ctrl.Run)
 }
 
 // probePlugin waits for the plugin, learns its name into o and checks
@@ -99,28 +88,14 @@ func probePlugin(ctx context.Context, conn *grpc.ClientConn, o *Options) (Capabi
 	return caps, nil
 }
 
-func newFromConfig(restConfig *rest.Config, conn *grpc.ClientConn, cfg Config, caps Capabilities) (*Controller, error) {
+func newFromConfig(c *bootstrap.Clients, conn *grpc.ClientConn, cfg Config, caps Capabilities) (*Controller, error) {
 	// Events on snapshot objects need their types in the scheme.
 	if err := snapshotscheme.AddToScheme(scheme.Scheme); err != nil {
 		return nil, err
 	}
-	coreConfig := rest.CopyConfig(restConfig)
-	coreConfig.ContentType = runtime.ContentTypeProtobuf
-	kube, err := kubernetes.NewForConfig(coreConfig)
-	if err != nil {
-		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
-	}
-	snapClient, err := clientset.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("building the snapshot client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("building the dynamic client: %w", err)
-	}
 	snap := NewSnapshotter(SnapshotterOptions{
-		Conn: conn, DriverName: cfg.Options.DriverName, Client: dyn,
+		Conn: conn, DriverName: cfg.Options.DriverName, Client: c.Dynamic,
 		Accessibility: caps.Accessibility, ExtraCreateMetadata: cfg.ExtraCreateMetadata,
 	})
-	return NewController(kube, snapClient, snap, cfg.Options)
+	return NewController(c.Kube, c.Snapshots, snap, cfg.Options)
 }

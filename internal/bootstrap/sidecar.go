@@ -36,12 +36,34 @@ func SidecarFlags(fs *pflag.FlagSet) *standardflags.SidecarConfiguration {
 // --http-endpoint or --metrics-address.
 type Sidecar struct {
 	Flags *standardflags.SidecarConfiguration
+	// Clients are built from --kubeconfig (else $KUBECONFIG, else
+	// in-cluster) and --kube-api-qps/burst.
+	Clients *Clients
 	// Lock names the Lease; characters a name cannot hold become "-",
 	// as csi-lib-utils does, so that leases keep their names.
 	Lock string
 	// Mux carries the component's own handlers (metrics at
 	// --metrics-path); Run adds /healthz and serves it.
 	Mux *http.ServeMux
+	// addr is --http-endpoint or --metrics-address.
+	addr string
+}
+
+// NewSidecar checks the sidecar flags and builds the API clients.
+func NewSidecar(flags *standardflags.SidecarConfiguration) (*Sidecar, error) {
+	addr, err := HTTPAddress(flags)
+	if err != nil {
+		return nil, err
+	}
+	restConfig, err := RESTConfig(flags.KubeConfig, float32(flags.KubeAPIQPS), flags.KubeAPIBurst)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := NewClients(restConfig)
+	if err != nil {
+		return nil, err
+	}
+	return &Sidecar{Flags: flags, Clients: clients, Mux: http.NewServeMux(), addr: addr}, nil
 }
 
 // HTTPAddress is --http-endpoint or --metrics-address, which are
@@ -53,26 +75,20 @@ func HTTPAddress(s *standardflags.SidecarConfiguration) (string, error) {
 	return s.HttpEndpoint + s.MetricsAddress, nil
 }
 
-// RESTConfig is the sidecar's API client configuration: --kubeconfig,
-// else $KUBECONFIG, else in-cluster, with --kube-api-qps/burst.
-func (s Sidecar) RESTConfig() (*rest.Config, error) {
-	return RESTConfig(s.Flags.KubeConfig, float32(s.Flags.KubeAPIQPS), s.Flags.KubeAPIBurst)
-}
+// ServesHTTP says whether an address for metrics and health is set.
+func (s *Sidecar) ServesHTTP() bool { return s.addr != "" }
 
 // Run serves HTTP, then runs run until ctx ends, under leader election if
 // asked. It returns run's error, or one saying why it could not start.
-func (s Sidecar) Run(ctx context.Context, restConfig *rest.Config, run func(context.Context) error) error {
-	addr, err := HTTPAddress(s.Flags)
-	if err != nil {
-		return err
-	}
+func (s *Sidecar) Run(ctx context.Context, run func(context.Context) error) error {
 	mux := s.Mux
 	if mux == nil {
 		mux = http.NewServeMux()
 	}
 	var le *LeaderElection
 	if s.Flags.LeaderElection {
-		if le, err = s.leaderElection(restConfig); err != nil {
+		var err error
+		if le, err = s.leaderElection(s.Clients.Config); err != nil {
 			return err
 		}
 		// Upstream serves the lease's health only on --http-endpoint.
@@ -81,8 +97,8 @@ func (s Sidecar) Run(ctx context.Context, restConfig *rest.Config, run func(cont
 		}
 	}
 	mux.Handle(HealthPath, healthHandler(le))
-	if addr != "" {
-		if err := Serve(ctx, addr, mux); err != nil {
+	if s.addr != "" {
+		if err := Serve(ctx, s.addr, mux); err != nil {
 			return err
 		}
 	}
@@ -92,7 +108,7 @@ func (s Sidecar) Run(ctx context.Context, restConfig *rest.Config, run func(cont
 	return le.Run(ctx, run)
 }
 
-func (s Sidecar) leaderElection(restConfig *rest.Config) (*LeaderElection, error) {
+func (s *Sidecar) leaderElection(restConfig *rest.Config) (*LeaderElection, error) {
 	le, err := NewLeaderElection(restConfig, s.Flags.LeaderElectionNamespace, LockName(s.Lock))
 	if err != nil {
 		return nil, err
