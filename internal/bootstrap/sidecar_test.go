@@ -8,29 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	"github.com/spf13/pflag"
-)
 
-// wantError fails t unless err contains want ("" wants no error); it
-// reports whether the case expected an error, so that it can stop.
-func wantError(t *testing.T, err error, want string) bool {
-	t.Helper()
-	if want == "" {
-		if err != nil {
-			t.Fatal(err)
-		}
-		return false
-	}
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("error = %v, want one containing %q", err, want)
-	}
-	return true
-}
+	"github.com/zonepath/zonepath/internal/wanterr"
+)
 
 // TestSidecarFlags: the sidecar flags keep csi-lib-utils' names,
 // --metrics-path included, beside the logging flags.
@@ -60,7 +45,7 @@ func TestHTTPAddress(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got, err := HTTPAddress(&standardflags.SidecarConfiguration{MetricsAddress: tc.metrics, HttpEndpoint: tc.http})
-		if wantError(t, err, tc.wantErr) {
+		if wanterr.Check(t, err, tc.wantErr) {
 			continue
 		}
 		if got != tc.want {
@@ -88,7 +73,7 @@ func TestServe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if wantError(t, Serve(ctx, tc.addr, http.NewServeMux()), tc.wantErr) {
+			if wanterr.Check(t, Serve(ctx, tc.addr, http.NewServeMux()), tc.wantErr) {
 				return
 			}
 		})
@@ -104,8 +89,8 @@ func TestSidecarHealth(t *testing.T) {
 	}
 	addr := lis.Addr().String()
 	lis.Close()
-	s := Sidecar{Flags: &standardflags.SidecarConfiguration{HttpEndpoint: addr}}
-	err = s.Run(context.Background(), nil, func(ctx context.Context) error {
+	s := Sidecar{Flags: &standardflags.SidecarConfiguration{HttpEndpoint: addr}, addr: addr}
+	err = s.Run(context.Background(), func(ctx context.Context) error {
 		resp, err := http.Get("http://" + addr + HealthPath)
 		if err != nil {
 			return err
@@ -149,7 +134,7 @@ current-context: c
 			t.Setenv("KUBECONFIG", tc.env)
 			t.Setenv("KUBERNETES_SERVICE_HOST", "")
 			cfg, err := RESTConfig(tc.flag, 50, 100)
-			if wantError(t, err, tc.wantErr) {
+			if wanterr.Check(t, err, tc.wantErr) {
 				return
 			}
 			if cfg.Host != "https://127.0.0.1:6443" || cfg.QPS != 50 || cfg.Burst != 100 {
@@ -203,7 +188,7 @@ func TestWaitForCacheSync(t *testing.T) {
 				cancel()
 			}
 			defer cancel()
-			wantError(t, WaitForCacheSync(ctx, 10*time.Millisecond, tc.factories...), tc.wantErr)
+			wanterr.Check(t, WaitForCacheSync(ctx, 10*time.Millisecond, tc.factories...), tc.wantErr)
 		})
 	}
 }

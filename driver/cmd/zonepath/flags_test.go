@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/zonepath/zonepath/driver/plugin"
+
+	"github.com/zonepath/zonepath/internal/wanterr"
 )
 
 // TestConfigDriverName: --drivername reaches plugin.Config.Name, and a name
@@ -29,7 +31,7 @@ func TestConfigDriverName(t *testing.T) {
 		t.Run(tc.name+"/"+tc.disable, func(t *testing.T) {
 			o := options{name: tc.name, disable: tc.disable, controller: true, stateDir: t.TempDir()}
 			cfg, err := o.config(context.Background())
-			if wantError(t, err, tc.wantErr) {
+			if wanterr.Check(t, err, tc.wantErr) {
 				return
 			}
 			if cfg.Name != tc.name {
@@ -66,7 +68,7 @@ func TestRegistrationFlags(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.name = plugin.DefaultName
 			reg, err := tc.o.registration()
-			if wantError(t, err, tc.wantErr) {
+			if wanterr.Check(t, err, tc.wantErr) {
 				return
 			}
 			if got := reg != nil; got != tc.wantRegistered {
@@ -74,21 +76,4 @@ func TestRegistrationFlags(t *testing.T) {
 			}
 		})
 	}
-}
-
-// wantError fails t unless err contains want ("" wants no error), and
-// reports whether an error was wanted, when the case has nothing more to
-// check.
-func wantError(t *testing.T, err error, want string) bool {
-	t.Helper()
-	if want == "" {
-		if err != nil {
-			t.Fatal(err)
-		}
-		return false
-	}
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("error = %v, want one containing %q", err, want)
-	}
-	return true
 }
