@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-base/featuregate"
 )
 
 // SidecarFlags registers the flags every CSI sidecar shares, as
@@ -145,4 +147,24 @@ func healthHandler(le *LeaderElection) http.Handler {
 		}
 		fmt.Fprint(w, "ok")
 	})
+}
+
+// SidecarMain is the whole main of a CSI sidecar: it registers the
+// sidecar, logging and --feature-gates flags beside the sidecar's own
+// (addFlags), parses the command line, prints the version for --version,
+// and else runs run with the parsed sidecar flags until a signal, exiting
+// 1 when run fails.
+func SidecarMain(name, version string, gate featuregate.MutableVersionedFeatureGate,
+	addFlags func(*pflag.FlagSet), run func(context.Context, standardflags.SidecarConfiguration) error) {
+	cmd := NewCommand(name, version, gate)
+	fs := pflag.CommandLine
+	addFlags(fs)
+	sidecar := SidecarFlags(fs)
+	cmd.AddFlags(fs)
+	pflag.Parse()
+	if sidecar.ShowVersion {
+		fmt.Println(os.Args[0], version)
+		return
+	}
+	cmd.Run(func(ctx context.Context) error { return run(ctx, *sidecar) })
 }

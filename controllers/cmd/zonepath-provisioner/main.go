@@ -10,10 +10,9 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"time"
 
+	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	flag "github.com/spf13/pflag"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
@@ -30,39 +29,32 @@ import (
 var version = "devel"
 
 func main() {
-	cmd := bootstrap.NewCommand("zonepath-provisioner", version, utilfeature.DefaultMutableFeatureGate)
-	cfg := parseFlags(cmd)
-	if cfg.Sidecar.ShowVersion {
-		fmt.Println(os.Args[0], version)
-		return
-	}
-	cmd.Run(func(ctx context.Context) error { return provisioner.Run(ctx, cfg) })
+	var cfg provisioner.Config
+	bootstrap.SidecarMain("zonepath-provisioner", version, utilfeature.DefaultMutableFeatureGate,
+		func(fs *flag.FlagSet) { addFlags(fs, &cfg) },
+		func(ctx context.Context, sidecar standardflags.SidecarConfiguration) error {
+			cfg.Sidecar = sidecar
+			return provisioner.Run(ctx, cfg)
+		})
 }
 
-// parseFlags registers csi-provisioner's flags (defaults included), the
-// shared sidecar flags, the logging flags (-v, --logging-format, ...) and
-// --feature-gates, which sets both our VolumeSnapshotTopology gate and
-// upstream's own gates (Topology and VolumeAttributesClass, on by default
-// as upstream has them).
-func parseFlags(cmd *bootstrap.Command) provisioner.Config {
-	var c provisioner.Config
-	flag.DurationVar(&c.Timeout, "timeout", 10*time.Second, "Timeout of each CSI call (CreateVolume, DeleteVolume, probes).")
-	flag.StringVar(&c.VolumeNamePrefix, "volume-name-prefix", "pvc", "Prefix of the name of a created volume.")
-	flag.IntVar(&c.VolumeNameUUIDLength, "volume-name-uuid-length", -1, "Truncates the generated UUID of a created volume to this length; -1 keeps it whole.")
-	flag.BoolVar(&c.ExtraCreateMetadata, "extra-create-metadata", false, "Add PV/PVC name and namespace to CreateVolume parameters.")
-	flag.UintVar(&c.WorkerThreads, "worker-threads", 100, "Number of provisioner workers, i.e. simultaneous CSI calls.")
-	flag.UintVar(&c.CloningProtectionThreads, "cloning-protection-threads", 1, "Number of workers removing clone-source finalizers.")
-	flag.DurationVar(&c.SnapshotOrphanSweepInterval, "snapshot-orphan-sweep-interval", 5*time.Minute, "How often to remove orphaned snapshot source-protection finalizers; 0 disables.")
-	flag.DurationVar(&c.RetryIntervalStart, "retry-interval-start", time.Second, "Initial retry interval of failed provisioning or deletion; doubles per failure up to --retry-interval-max.")
-	flag.DurationVar(&c.RetryIntervalMax, "retry-interval-max", 5*time.Minute, "Maximum retry interval of failed provisioning or deletion.")
-	flag.StringVar(&c.DefaultFSType, "default-fstype", "", "Filesystem type when the StorageClass sets none; empty passes none.")
-	flag.BoolVar(&c.StrictTopology, "strict-topology", false, "Late binding: pass only the selected node's topology to CreateVolume.")
-	flag.BoolVar(&c.ImmediateTopology, "immediate-topology", true, "Immediate binding without allowedTopologies: pass the topologies of all nodes with the driver (true) or none (false).")
-	flag.BoolVar(&c.ControllerPublishReadOnly, "controller-publish-readonly", false, "Mark PVs read-only at ControllerPublishVolume when the PVC access mode is ReadOnlyMany.")
-	flag.BoolVar(&c.PreventVolumeModeConversion, "prevent-volume-mode-conversion", true, "Refuse to change the volume mode when restoring a snapshot, unless its content allows it.")
-	sidecar := bootstrap.SidecarFlags(flag.CommandLine)
-	cmd.AddFlags(flag.CommandLine)
-	flag.Parse()
-	c.Sidecar = *sidecar
-	return c
+// addFlags registers csi-provisioner's own flags on fs, defaults included.
+// --feature-gates (bootstrap) sets both our VolumeSnapshotTopology gate
+// and upstream's own gates (Topology and VolumeAttributesClass, on by
+// default as upstream has them).
+func addFlags(fs *flag.FlagSet, c *provisioner.Config) {
+	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "Timeout of each CSI call (CreateVolume, DeleteVolume, probes).")
+	fs.StringVar(&c.VolumeNamePrefix, "volume-name-prefix", "pvc", "Prefix of the name of a created volume.")
+	fs.IntVar(&c.VolumeNameUUIDLength, "volume-name-uuid-length", -1, "Truncates the generated UUID of a created volume to this length; -1 keeps it whole.")
+	fs.BoolVar(&c.ExtraCreateMetadata, "extra-create-metadata", false, "Add PV/PVC name and namespace to CreateVolume parameters.")
+	fs.UintVar(&c.WorkerThreads, "worker-threads", 100, "Number of provisioner workers, i.e. simultaneous CSI calls.")
+	fs.UintVar(&c.CloningProtectionThreads, "cloning-protection-threads", 1, "Number of workers removing clone-source finalizers.")
+	fs.DurationVar(&c.SnapshotOrphanSweepInterval, "snapshot-orphan-sweep-interval", 5*time.Minute, "How often to remove orphaned snapshot source-protection finalizers; 0 disables.")
+	fs.DurationVar(&c.RetryIntervalStart, "retry-interval-start", time.Second, "Initial retry interval of failed provisioning or deletion; doubles per failure up to --retry-interval-max.")
+	fs.DurationVar(&c.RetryIntervalMax, "retry-interval-max", 5*time.Minute, "Maximum retry interval of failed provisioning or deletion.")
+	fs.StringVar(&c.DefaultFSType, "default-fstype", "", "Filesystem type when the StorageClass sets none; empty passes none.")
+	fs.BoolVar(&c.StrictTopology, "strict-topology", false, "Late binding: pass only the selected node's topology to CreateVolume.")
+	fs.BoolVar(&c.ImmediateTopology, "immediate-topology", true, "Immediate binding without allowedTopologies: pass the topologies of all nodes with the driver (true) or none (false).")
+	fs.BoolVar(&c.ControllerPublishReadOnly, "controller-publish-readonly", false, "Mark PVs read-only at ControllerPublishVolume when the PVC access mode is ReadOnlyMany.")
+	fs.BoolVar(&c.PreventVolumeModeConversion, "prevent-volume-mode-conversion", true, "Refuse to change the volume mode when restoring a snapshot, unless its content allows it.")
 }
