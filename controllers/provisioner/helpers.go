@@ -7,6 +7,8 @@ import (
 	"github.com/kubernetes-csi/external-provisioner/v6/pkg/features"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // helpers are upstream's two side controllers that csi-provisioner runs
@@ -21,21 +23,21 @@ type helpers struct {
 // newHelpers builds what the driver and cluster support: the cloning
 // controller only for CLONE_VOLUME drivers (upstream returns nil
 // otherwise), the sweep only when enabled and the snapshot v1 API exists.
-func newHelpers(ctx context.Context, cfg Config, c *clients, d *driver, k *caches) helpers {
+func newHelpers(ctx context.Context, cfg Config, c *bootstrap.Clients, d *driver, k *caches) helpers {
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryIntervalStart, cfg.RetryIntervalMax),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "claims"})
-	h := helpers{clones: ctrl.NewCloningProtectionController(c.kube, k.claims, k.claimInformer(), queue, d.ctrlCaps)}
+	h := helpers{clones: ctrl.NewCloningProtectionController(c.Kube, k.claims, k.claimInformer(), queue, d.ctrlCaps)}
 	if cfg.SnapshotOrphanSweepInterval <= 0 {
 		return h
 	}
-	ok, err := features.IsVolumeSnapshotV1Available(c.kube.Discovery())
+	ok, err := features.IsVolumeSnapshotV1Available(c.Kube.Discovery())
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Not sweeping orphaned snapshot finalizers: discovery failed")
 		return h
 	}
 	if ok {
-		h.sweep = ctrl.NewSnapshotFinalizerController(c.snaps, k.claims, d.ctrlCaps, cfg.SnapshotOrphanSweepInterval)
+		h.sweep = ctrl.NewSnapshotFinalizerController(c.Snapshots, k.claims, d.ctrlCaps, cfg.SnapshotOrphanSweepInterval)
 	}
 	return h
 }

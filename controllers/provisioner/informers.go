@@ -2,7 +2,6 @@ package provisioner
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	ctrl "github.com/kubernetes-csi/external-provisioner/v6/pkg/controller"
@@ -11,6 +10,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // caches are the informers upstream's provisioner reads from. Narrowing
@@ -40,21 +41,12 @@ func newCaches(kube kubernetes.Interface, d *driver) *caches {
 	return c
 }
 
-// start starts every informer requested so far and waits for their
-// caches: provisioning from a half-filled cache would miss CSINodes and
-// fail claims that are fine.
+// start starts every informer requested so far and waits, bounded, for
+// their caches: provisioning from a half-filled cache would miss CSINodes
+// and fail claims that are fine.
 func (c *caches) start(ctx context.Context) error {
 	c.kube.Start(ctx.Done())
-	return synced(c.kube.WaitForCacheSync(ctx.Done()))
-}
-
-func synced[K comparable](result map[K]bool) error {
-	for k, ok := range result {
-		if !ok {
-			return fmt.Errorf("informer cache for %v did not sync", k)
-		}
-	}
-	return nil
+	return bootstrap.WaitForCacheSync(ctx, bootstrap.CacheSyncTimeout, c.kube)
 }
 
 // claimInformer is shared by the lib's controller and upstream's cloning

@@ -4,65 +4,39 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/leaderelection"
 	ctrl "github.com/kubernetes-csi/external-provisioner/v6/pkg/controller"
 	"github.com/kubernetes-csi/external-provisioner/v6/pkg/features"
-	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	csitrans "k8s.io/csi-translation-lib"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	zpfeatures "github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
-
-// clients are the API clients of one process.
-type clients struct {
-	rest  *rest.Config
-	kube  kubernetes.Interface
-	snaps snapclientset.Interface
-	dyn   dynamic.Interface
-}
-
-func newClients(restConfig *rest.Config) (*clients, error) {
-	// Core objects go as protobuf, like csi-provisioner; CRDs only speak JSON.
-	core := rest.CopyConfig(restConfig)
-	core.ContentType = runtime.ContentTypeProtobuf
-	kube, err := kubernetes.NewForConfig(core)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	snaps, err := snapclientset.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("dynamic client: %w", err)
-	}
-	return &clients{rest: restConfig, kube: kube, snaps: snaps, dyn: dyn}, nil
-}
 
 // Run provisions volumes for the driver at cfg.Sidecar.CSIAddress until
 // ctx ends, wired as csi-provisioner v6.3.0 wires it (without capacity
 // tracking, node deployment, CSI migration and cross-namespace data
-// sources), with upstream's provisioner wrapped by New.
-func Run(ctx context.Context, cfg Config, restConfig *rest.Config) error {
-	c, err := newClients(restConfig)
+// sources), with upstream's provisioner wrapped by New. The process
+// plumbing (API client, HTTP, leader election) is package bootstrap's.
+func Run(ctx context.Context, cfg Config) error {
+	// Upstream reads ReferenceGrants for cross-namespace data sources; this
+	// binary does not watch them, so refuse rather than fail every claim.
+	if utilfeature.DefaultFeatureGate.Enabled(features.CrossNamespaceVolumeDataSource) {
+		return fmt.Errorf("--feature-gates=%s=true is not supported by zonepath-provisioner", features.CrossNamespaceVolumeDataSource)
+	}
+	sidecar, err := bootstrap.NewSidecar(&cfg.Sidecar)
 	if err != nil {
 		return err
 	}
-	disableMissingVolumeAttributesClass(c.kube)
+	c := sidecar.Clients
+	disableMissingVolumeAttributesClass(c.Kube)
 	d, err := connectDriver(ctx, cfg.Sidecar.CSIAddress, cfg.Timeout)
 	if err != nil {
 		return err
@@ -70,35 +44,31 @@ func Run(ctx context.Context, cfg Config, restConfig *rest.Config) error {
 	defer d.conn.Close()
 	klog.FromContext(ctx).Info("Detected CSI driver", "driver", d.name, "snapshotTopology", zpfeatures.Enabled())
 
-	k := newCaches(c.kube, d)
+	k := newCaches(c.Kube, d)
 	options := libOptions(cfg, k)
-	mux := http.NewServeMux()
-	if addr := metricsAddress(cfg.Sidecar); addr != "" {
-		options = append(options, serveMetrics(ctx, mux, addr, cfg.Sidecar.MetricsPath, d))
+	if sidecar.ServesHTTP() {
+		options = append(options, handleMetrics(sidecar.Mux, cfg.Sidecar.MetricsPath, d))
 	}
-	pc := controller.NewProvisionController(ctx, c.kube, d.name, New(newUpstream(cfg, c, d, k), APILookup{Snapshots: c.snaps, Contents: c.dyn}), options...)
+	pc := controller.NewProvisionController(ctx, c.Kube, d.name, New(newUpstream(cfg, c, d, k), APILookup{Snapshots: c.Snapshots, Contents: c.Dynamic}), options...)
 	helpers := newHelpers(ctx, cfg, c, d, k)
-	run := func(ctx context.Context) {
+	sidecar.Lock = d.name
+	return sidecar.Run(ctx, func(ctx context.Context) error {
 		if err := k.start(ctx); err != nil {
-			if ctx.Err() == nil { // else: stopped before the caches filled
-				klog.FromContext(ctx).Error(err, "Not provisioning: informers did not start")
-			}
-			return
+			return err
 		}
 		helpers.start(ctx, cfg)
 		pc.Run(ctx)
-	}
-	leaderelection.RunWithLeaderElection(ctx, restConfig, cfg.Sidecar, run, strings.ReplaceAll(d.name, "/", "-"), mux, false)
-	return nil
+		return nil
+	})
 }
 
 // newUpstream is external-provisioner's provisioner, with the arguments
 // csi-provisioner passes for a driver that is not migrated from in-tree
 // and runs as a central controller.
-func newUpstream(cfg Config, c *clients, d *driver, k *caches) controller.Provisioner {
+func newUpstream(cfg Config, c *bootstrap.Clients, d *driver, k *caches) controller.Provisioner {
 	identity := strconv.FormatInt(time.Now().UnixMilli(), 10) + "-" + strconv.Itoa(rand.IntN(10000)) + "-" + d.name
-	return ctrl.NewCSIProvisioner(c.kube, cfg.Timeout, identity, cfg.VolumeNamePrefix, cfg.VolumeNameUUIDLength,
-		d.conn, c.snaps, d.name, d.pluginCaps, d.ctrlCaps, "", cfg.StrictTopology, cfg.ImmediateTopology,
+	return ctrl.NewCSIProvisioner(c.Kube, cfg.Timeout, identity, cfg.VolumeNamePrefix, cfg.VolumeNameUUIDLength,
+		d.conn, c.Snapshots, d.name, d.pluginCaps, d.ctrlCaps, "", cfg.StrictTopology, cfg.ImmediateTopology,
 		csitrans.New(), k.classes, k.csiNodes, k.nodes, k.claims, k.vas, nil,
 		cfg.ExtraCreateMetadata, cfg.DefaultFSType, nil, cfg.ControllerPublishReadOnly,
 		cfg.PreventVolumeModeConversion, ctrl.NewInMemoryStore())

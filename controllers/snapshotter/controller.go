@@ -11,6 +11,8 @@ import (
 	sidecar "github.com/kubernetes-csi/external-snapshotter/v8/pkg/sidecar-controller"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // Options are the csi-snapshotter settings of the controller.
@@ -84,9 +86,14 @@ func NewController(kube kubernetes.Interface, snapClient clientset.Interface, sn
 	}, nil
 }
 
-// Run starts the informers and the workers and returns when ctx ends.
-func (c *Controller) Run(ctx context.Context) {
+// Run starts the informers, waits (bounded) for their caches, then runs
+// the workers until ctx ends and they have stopped.
+func (c *Controller) Run(ctx context.Context) error {
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
+	if err := bootstrap.WaitForCacheSync(ctx, bootstrap.CacheSyncTimeout, c.factory); err != nil {
+		return err
+	}
 	c.run(c.workers, ctx.Done())
+	return nil
 }

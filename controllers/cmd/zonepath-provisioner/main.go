@@ -10,20 +10,11 @@ package main
 
 import (
 	"context"
-	goflag "flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
-	upstreamfeatures "github.com/kubernetes-csi/external-provisioner/v6/pkg/features"
 	flag "github.com/spf13/pflag"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 
 	// Register workqueue and leader election metrics in the legacy
 	// registry that --metrics-address serves, as csi-provisioner does.
@@ -31,80 +22,39 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 
 	"github.com/zonepath/zonepath/controllers/provisioner"
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
 var version = "devel"
 
 func main() {
-	cfg := parseFlags()
-	if cfg.Sidecar.ShowVersion {
-		fmt.Println(os.Args[0], version)
-		return
-	}
-	if err := run(cfg); err != nil {
-		klog.ErrorS(err, "zonepath-provisioner failed")
-		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-	}
+	var cfg provisioner.Config
+	bootstrap.SidecarMain("zonepath-provisioner", version, utilfeature.DefaultMutableFeatureGate,
+		func(fs *flag.FlagSet) { addFlags(fs, &cfg) },
+		func(ctx context.Context, sidecar standardflags.SidecarConfiguration) error {
+			cfg.Sidecar = sidecar
+			return provisioner.Run(ctx, cfg)
+		})
 }
 
-// parseFlags registers csi-provisioner's flags (defaults included), the
-// shared sidecar flags, klog's -v and friends, and --feature-gates, which
-// sets both our VolumeSnapshotTopology gate and upstream's own gates
-// (Topology and VolumeAttributesClass, on by default as upstream has them).
-func parseFlags() provisioner.Config {
-	var c provisioner.Config
-	flag.DurationVar(&c.Timeout, "timeout", 10*time.Second, "Timeout of each CSI call (CreateVolume, DeleteVolume, probes).")
-	flag.StringVar(&c.VolumeNamePrefix, "volume-name-prefix", "pvc", "Prefix of the name of a created volume.")
-	flag.IntVar(&c.VolumeNameUUIDLength, "volume-name-uuid-length", -1, "Truncates the generated UUID of a created volume to this length; -1 keeps it whole.")
-	flag.BoolVar(&c.ExtraCreateMetadata, "extra-create-metadata", false, "Add PV/PVC name and namespace to CreateVolume parameters.")
-	flag.UintVar(&c.WorkerThreads, "worker-threads", 100, "Number of provisioner workers, i.e. simultaneous CSI calls.")
-	flag.UintVar(&c.CloningProtectionThreads, "cloning-protection-threads", 1, "Number of workers removing clone-source finalizers.")
-	flag.DurationVar(&c.SnapshotOrphanSweepInterval, "snapshot-orphan-sweep-interval", 5*time.Minute, "How often to remove orphaned snapshot source-protection finalizers; 0 disables.")
-	flag.DurationVar(&c.RetryIntervalStart, "retry-interval-start", time.Second, "Initial retry interval of failed provisioning or deletion; doubles per failure up to --retry-interval-max.")
-	flag.DurationVar(&c.RetryIntervalMax, "retry-interval-max", 5*time.Minute, "Maximum retry interval of failed provisioning or deletion.")
-	flag.StringVar(&c.DefaultFSType, "default-fstype", "", "Filesystem type when the StorageClass sets none; empty passes none.")
-	flag.BoolVar(&c.StrictTopology, "strict-topology", false, "Late binding: pass only the selected node's topology to CreateVolume.")
-	flag.BoolVar(&c.ImmediateTopology, "immediate-topology", true, "Immediate binding without allowedTopologies: pass the topologies of all nodes with the driver (true) or none (false).")
-	flag.BoolVar(&c.ControllerPublishReadOnly, "controller-publish-readonly", false, "Mark PVs read-only at ControllerPublishVolume when the PVC access mode is ReadOnlyMany.")
-	flag.BoolVar(&c.PreventVolumeModeConversion, "prevent-volume-mode-conversion", true, "Refuse to change the volume mode when restoring a snapshot, unless its content allows it.")
-	utilfeature.DefaultMutableFeatureGate.AddFlag(flag.CommandLine)
-	klog.InitFlags(goflag.CommandLine)
-	standardflags.RegisterCommonFlags(goflag.CommandLine)
-	flag.CommandLine.AddGoFlagSet(goflag.CommandLine)
-	flag.Parse()
-	c.Sidecar = standardflags.Configuration
-	return c
-}
-
-func run(c provisioner.Config) error {
-	if c.Sidecar.MetricsAddress != "" && c.Sidecar.HttpEndpoint != "" {
-		return fmt.Errorf("only one of --metrics-address and --http-endpoint can be set")
-	}
-	// Upstream reads ReferenceGrants for cross-namespace data sources; this
-	// binary does not watch them, so refuse rather than fail every claim.
-	if utilfeature.DefaultFeatureGate.Enabled(upstreamfeatures.CrossNamespaceVolumeDataSource) {
-		return fmt.Errorf("--feature-gates=%s=true is not supported by zonepath-provisioner", upstreamfeatures.CrossNamespaceVolumeDataSource)
-	}
-	restConfig, err := kubeConfig(c.Sidecar.KubeConfig)
-	if err != nil {
-		return err
-	}
-	restConfig.QPS = float32(c.Sidecar.KubeAPIQPS)
-	restConfig.Burst = c.Sidecar.KubeAPIBurst
-	ctx, stop := signal.NotifyContext(klog.NewContext(context.Background(), klog.Background()), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	klog.InfoS("Starting zonepath-provisioner", "version", version)
-	return provisioner.Run(ctx, c, restConfig)
-}
-
-// kubeConfig is --kubeconfig, else $KUBECONFIG, else in-cluster.
-func kubeConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		path = os.Getenv("KUBECONFIG")
-	}
-	if path == "" {
-		return rest.InClusterConfig()
-	}
-	return clientcmd.BuildConfigFromFlags("", path)
+// addFlags registers csi-provisioner's own flags on fs, defaults included.
+// --feature-gates (bootstrap) sets both our VolumeSnapshotTopology gate
+// and upstream's own gates (Topology and VolumeAttributesClass, on by
+// default as upstream has them).
+func addFlags(fs *flag.FlagSet, c *provisioner.Config) {
+	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "Timeout of each CSI call (CreateVolume, DeleteVolume, probes).")
+	fs.StringVar(&c.VolumeNamePrefix, "volume-name-prefix", "pvc", "Prefix of the name of a created volume.")
+	fs.IntVar(&c.VolumeNameUUIDLength, "volume-name-uuid-length", -1, "Truncates the generated UUID of a created volume to this length; -1 keeps it whole.")
+	fs.BoolVar(&c.ExtraCreateMetadata, "extra-create-metadata", false, "Add PV/PVC name and namespace to CreateVolume parameters.")
+	fs.UintVar(&c.WorkerThreads, "worker-threads", 100, "Number of provisioner workers, i.e. simultaneous CSI calls.")
+	fs.UintVar(&c.CloningProtectionThreads, "cloning-protection-threads", 1, "Number of workers removing clone-source finalizers.")
+	fs.DurationVar(&c.SnapshotOrphanSweepInterval, "snapshot-orphan-sweep-interval", 5*time.Minute, "How often to remove orphaned snapshot source-protection finalizers; 0 disables.")
+	fs.DurationVar(&c.RetryIntervalStart, "retry-interval-start", time.Second, "Initial retry interval of failed provisioning or deletion; doubles per failure up to --retry-interval-max.")
+	fs.DurationVar(&c.RetryIntervalMax, "retry-interval-max", 5*time.Minute, "Maximum retry interval of failed provisioning or deletion.")
+	fs.StringVar(&c.DefaultFSType, "default-fstype", "", "Filesystem type when the StorageClass sets none; empty passes none.")
+	fs.BoolVar(&c.StrictTopology, "strict-topology", false, "Late binding: pass only the selected node's topology to CreateVolume.")
+	fs.BoolVar(&c.ImmediateTopology, "immediate-topology", true, "Immediate binding without allowedTopologies: pass the topologies of all nodes with the driver (true) or none (false).")
+	fs.BoolVar(&c.ControllerPublishReadOnly, "controller-publish-readonly", false, "Mark PVs read-only at ControllerPublishVolume when the PVC access mode is ReadOnlyMany.")
+	fs.BoolVar(&c.PreventVolumeModeConversion, "prevent-volume-mode-conversion", true, "Refuse to change the volume mode when restoring a snapshot, unless its content allows it.")
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/zonepath/zonepath/driver/plugin"
+
+	"github.com/zonepath/zonepath/internal/wanterr"
 )
 
 // TestConfigDriverName: --drivername reaches plugin.Config.Name, and a name
@@ -29,14 +31,8 @@ func TestConfigDriverName(t *testing.T) {
 		t.Run(tc.name+"/"+tc.disable, func(t *testing.T) {
 			o := options{name: tc.name, disable: tc.disable, controller: true, stateDir: t.TempDir()}
 			cfg, err := o.config(context.Background())
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("config() error = %v, want one containing %q", err, tc.wantErr)
-				}
+			if wanterr.Check(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if cfg.Name != tc.name {
 				t.Errorf("Config.Name = %q, want %q", cfg.Name, tc.name)
@@ -72,14 +68,8 @@ func TestRegistrationFlags(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.name = plugin.DefaultName
 			reg, err := tc.o.registration()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("registration() error = %v, want one containing %q", err, tc.wantErr)
-				}
+			if wanterr.Check(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := reg != nil; got != tc.wantRegistered {
 				t.Errorf("registering = %v, want %v", got, tc.wantRegistered)

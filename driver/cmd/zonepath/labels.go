@@ -6,23 +6,17 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/world"
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // nodeFromLabels reads the node's segment from its Node object, the way a
 // cloud driver learns its zone from the platform.
 func nodeFromLabels(ctx context.Context, kubeconfig, nodeID string, topo *world.Topology) (plugin.NodeLocation, error) {
-	var cfg *rest.Config
-	var err error
-	if kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	// QPS and burst 0: client-go's defaults, for one read at start.
+	cfg, err := bootstrap.RESTConfig(kubeconfig, 0, 0)
 	if err != nil {
 		return plugin.NodeLocation{}, fmt.Errorf("--node-topology-from-labels: %w", err)
 	}

@@ -6,18 +6,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
-	"k8s.io/klog/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/registration"
 	"github.com/zonepath/zonepath/driver/world"
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
@@ -38,7 +36,8 @@ type options struct {
 }
 
 func main() {
-	klog.InitFlags(nil)
+	cmd := bootstrap.NewCommand("zonepath", version, nil)
+	cmd.AddGoFlags(flag.CommandLine)
 	var o options
 	flag.StringVar(&o.name, "drivername", plugin.DefaultName, "name of the driver (GetPluginInfo), for running a second instance beside another; CSI domain name notation, at most 63 characters")
 	flag.StringVar(&o.endpoint, "endpoint", "unix:///var/lib/kubelet/plugins/zonepath.csi.dev/csi.sock", "CSI endpoint, unix:///path/to/socket")
@@ -49,7 +48,7 @@ func main() {
 	flag.StringVar(&o.nodeZone, "node-zone", "", "zone of this node, as region/zone or a unique zone name")
 	flag.StringVar(&o.nodeRack, "node-rack", "", "rack of this node, when its zone has racks")
 	flag.BoolVar(&o.nodeFromLabels, "node-topology-from-labels", false, "read this node's segment from its Node object's topology labels")
-	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --node-topology-from-labels (default: in-cluster)")
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --node-topology-from-labels (default: $KUBECONFIG, else in-cluster)")
 	flag.BoolVar(&o.controller, "controller", true, "serve the controller service")
 	flag.BoolVar(&o.node, "node", true, "serve the node service")
 	flag.StringVar(&o.disable, "disable-capabilities", "", "comma-separated plugin capabilities not to advertise: CONTROLLER_SERVICE, VOLUME_ACCESSIBILITY_CONSTRAINTS, SNAPSHOT_ACCESSIBILITY_CONSTRAINTS")
@@ -67,16 +66,11 @@ func main() {
 		return
 	}
 	plugin.ApplyRuntimeDefaults()
-	if err := run(o); err != nil {
-		klog.ErrorS(err, "zonepath failed")
-		klog.Flush()
-		os.Exit(1)
-	}
+	cmd.Run(func(ctx context.Context) error { return run(ctx, o) })
 }
 
-func run(o options) error {
-	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer cancel()
+// run serves until ctx ends (SIGTERM) or the kubelet registration fails.
+func run(ctx context.Context, o options) error {
 	cfg, err := o.config(ctx)
 	if err != nil {
 		return err
@@ -99,25 +93,15 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 2)
-	go func() { done <- p.ServeListener(ctx, lis) }()
-	running := 1
-	if reg != nil {
-		go func() { done <- reg.Serve(ctx) }()
-		running++
-	}
 	// Whichever ends first (a signal, or kubelet refusing the plugin)
 	// stops the other; the first error is the exit status.
-	var first error
-	for ; running > 0; running-- {
-		if err := <-done; err != nil && first == nil {
-			first = err
-		}
-		stop()
+	g, ctx := errgroup.WithContext(ctx)
+	ctx, stop := context.WithCancel(ctx)
+	g.Go(func() error { defer stop(); return p.ServeListener(ctx, lis) })
+	if reg != nil {
+		g.Go(func() error { defer stop(); return reg.Serve(ctx) })
 	}
-	return first
+	return g.Wait()
 }
 
 // registration is the kubelet registration the flags ask for, or nil.

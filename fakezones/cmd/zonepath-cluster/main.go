@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,13 +19,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/world"
 	"github.com/zonepath/zonepath/fakezones/cluster"
 	"github.com/zonepath/zonepath/fakezones/kubelet"
 	"github.com/zonepath/zonepath/fakezones/spec"
+	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
@@ -134,91 +132,92 @@ func loadCluster(cmd *cobra.Command, path string, o spec.File, maxVolumes int64)
 }
 
 func downCommand() *cobra.Command {
-	var dir string
-	cmd := &cobra.Command{
-		Use:   "down",
-		Short: "Stop the cluster's processes, newest first; logs stay",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := absPaths(&dir); err != nil {
-				return err
-			}
-			t0 := time.Now()
-			if err := cluster.Down(context.Background(), dir, cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "fakezones: down in %.2fs\n", time.Since(t0).Seconds())
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&dir, "work-dir", defaultWorkDir, "the cluster's work directory")
-	return cmd
+	return workDirCommand("down", "Stop the cluster's processes, newest first; logs stay", func(cmd *cobra.Command, dir string) error {
+		if err := absPaths(&dir); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if err := cluster.Down(context.Background(), dir, cmd.OutOrStdout()); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "fakezones: down in %.2fs\n", time.Since(t0).Seconds())
+		return nil
+	})
 }
 
 func statusCommand() *cobra.Command {
+	return workDirCommand("status", "Say which of the cluster's processes run", func(cmd *cobra.Command, dir string) error {
+		s, err := cluster.ReadState(dir)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			return fmt.Errorf("no cluster in %s", dir)
+		}
+		for _, p := range s.Processes {
+			state := "stopped"
+			if p.Alive() {
+				state = "running"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%-36s pid %-8d %s\n", p.Name, p.PID, state)
+		}
+		fmt.Fprint(cmd.OutOrStdout(), s.Summary())
+		return nil
+	})
+}
+
+// workDirCommand is a subcommand whose only flag is the cluster's
+// --work-dir.
+func workDirCommand(use, short string, run func(cmd *cobra.Command, dir string) error) *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Say which of the cluster's processes run",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := cluster.ReadState(dir)
-			if err != nil {
-				return err
-			}
-			if s == nil {
-				return fmt.Errorf("no cluster in %s", dir)
-			}
-			for _, p := range s.Processes {
-				state := "stopped"
-				if p.Alive() {
-					state = "running"
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%-36s pid %-8d %s\n", p.Name, p.PID, state)
-			}
-			fmt.Fprint(cmd.OutOrStdout(), s.Summary())
-			return nil
-		},
+		Use:   use,
+		Short: short,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return run(cmd, dir) },
 	}
 	cmd.Flags().StringVar(&dir, "work-dir", defaultWorkDir, "the cluster's work directory")
 	return cmd
 }
 
 // kubeletCommand is the kubelet stand-in that "up" starts; it is not for
-// people.
+// people. It starts as zonepath's other Kubernetes components do (package
+// bootstrap), so it takes their logging flags.
 func kubeletCommand() *cobra.Command {
 	var dir, kubeconfig, dataDir string
+	start := bootstrap.NewCommand("zonepath-kubelet", version, nil)
 	cmd := &cobra.Command{
 		Use:    "kubelet",
 		Short:  "Serve and register the node plugins of a cluster's fake nodes (started by up)",
 		Hidden: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := spec.Load(filepath.Join(dir, "cluster.yaml"))
-			if err != nil {
-				return err
-			}
-			topo, err := world.Load(filepath.Join(dir, "driver", "topology.yaml"))
-			if err != nil {
-				return err
-			}
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-			if err != nil {
-				return err
-			}
-			cfg.QPS, cfg.Burst = 500, 1000
-			kube, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return err
-			}
-			ctx := klog.NewContext(cmd.Context(), klog.Background())
-			return kubelet.Run(ctx, kubelet.Config{Cluster: cl, Topology: topo, Kube: kube, WorkDir: dir, DataDir: dataDir})
+		RunE: func(*cobra.Command, []string) error {
+			return start.RunE(func(ctx context.Context) error {
+				cl, err := spec.Load(filepath.Join(dir, "cluster.yaml"))
+				if err != nil {
+					return err
+				}
+				topo, err := world.Load(filepath.Join(dir, "driver", "topology.yaml"))
+				if err != nil {
+					return err
+				}
+				// It registers every node at once: far more calls than
+				// client-go's default rate allows.
+				cfg, err := bootstrap.RESTConfig(kubeconfig, 500, 1000)
+				if err != nil {
+					return err
+				}
+				kube, err := kubernetes.NewForConfig(cfg)
+				if err != nil {
+					return err
+				}
+				return kubelet.Run(ctx, kubelet.Config{Cluster: cl, Topology: topo, Kube: kube, WorkDir: dir, DataDir: dataDir})
+			})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&dir, "work-dir", "", "the cluster's work directory")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig with rights on nodes and CSINodes")
 	f.StringVar(&dataDir, "data-dir", "", "the driver controller's data directory")
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	f.AddGoFlagSet(fs)
+	start.AddFlags(f)
 	return cmd
 }
 
