@@ -9,6 +9,7 @@ import (
 
 	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/registration/kubelettest"
+	"github.com/zonepath/zonepath/internal/wanterr"
 )
 
 func TestValidate(t *testing.T) {
@@ -39,14 +40,8 @@ func TestValidate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatalf("Validate() = %v, want nil", err)
-				}
+			if !wanterr.Check(t, err, tc.wantErr) {
 				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("Validate() = %v, want an error containing %q", err, tc.wantErr)
 			}
 			if strings.Contains(tc.name, "too long") && !strings.Contains(err.Error(), "a unix socket path can have") {
 				t.Errorf("Validate() = %v, want the unix socket limit named", err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rhysd/actionlint"
+
+	"github.com/zonepath/zonepath/internal/wanterr"
 )
 
 const goodAction = `name: demo
@@ -45,15 +47,7 @@ func TestParse(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parse([]byte(tc.yaml))
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatalf("parse() = %v, want nil", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("parse() = %v, want an error containing %q", err, tc.wantErr)
-			}
+			wanterr.Check(t, err, tc.wantErr)
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zonepath/zonepath/internal/wanterr"
 )
 
 // fakeApt puts an apt-get first in PATH that logs its arguments and, for
@@ -52,7 +54,7 @@ func TestDownload(t *testing.T) {
 				touch(t, filepath.Join(d.dir, f))
 			}
 			deb, err := d.download("libc6")
-			if wantedErr(t, err, tc.wantErr) {
+			if wanterr.Check(t, err, tc.wantErr) {
 				return
 			}
 			if !strings.HasPrefix(filepath.Base(deb), "libc6_") {

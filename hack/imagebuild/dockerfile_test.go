@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/zonepath/zonepath/internal/wanterr"
 )
 
 // fromLine matches "FROM image [AS name]"; entrypointLine an exec-form ENTRYPOINT.
@@ -107,7 +109,7 @@ ENTRYPOINT ["/usr/local/bin/b", "-v"]
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			wantedErr(t, checkDockerfile(tc.dockerfile, []string{"a", "b"}), tc.wantErr)
+			wanterr.Check(t, checkDockerfile(tc.dockerfile, []string{"a", "b"}), tc.wantErr)
 		})
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"slices"
 	"testing"
+
+	"github.com/zonepath/zonepath/internal/wanterr"
 )
 
 func TestParseLdd(t *testing.T) {
@@ -24,7 +26,7 @@ func TestParseLdd(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseLdd(tc.out)
-			if wantedErr(t, err, tc.wantErr) {
+			if wanterr.Check(t, err, tc.wantErr) {
 				return
 			}
 			if !slices.Equal(got, tc.want) {
