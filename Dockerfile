@@ -6,7 +6,8 @@
 # Binaries here are static (CGO_ENABLED=0). `make images` builds the same four
 # images, and offline stand-ins for the upstream ones, without a Docker daemon
 # (hack/imagebuild/README.md). Every image `make images` builds from this
-# repository must have a target here and no other (TestDockerfileTargets).
+# repository must have a target here and no other (TestDockerfileTargets);
+# stages named build, build-* and base-* are steps, not images.
 
 ARG GO_VERSION=1.26
 
@@ -42,32 +43,34 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 	done && \
 	go build -ldflags "$flags" -o /out/zonepath-scheduler ./controllers/cmd/zonepath-scheduler
 
+# Every zonepath image carries these labels; each target below adds its title.
 # The node plugin bind-mounts with mount(8) (k8s.io/mount-utils), so it gets
-# a Debian base with util-linux and runs as root.
-FROM debian:bookworm-slim AS zonepath
+# a Debian base with util-linux and runs as root; the controllers are static
+# and run as nonroot on distroless.
+FROM debian:bookworm-slim AS base-debian
 ARG VERSION=devel
-LABEL org.opencontainers.image.title=zonepath org.opencontainers.image.version=${VERSION} \
-	org.opencontainers.image.source=https://github.com/zonepath/zonepath
+LABEL org.opencontainers.image.version=${VERSION} org.opencontainers.image.source=https://github.com/zonepath/zonepath
+
+FROM gcr.io/distroless/static-debian12:nonroot AS base-static
+ARG VERSION=devel
+LABEL org.opencontainers.image.version=${VERSION} org.opencontainers.image.source=https://github.com/zonepath/zonepath
+
+FROM base-debian AS zonepath
+LABEL org.opencontainers.image.title=zonepath
 COPY --from=build-zonepath /out/zonepath /usr/local/bin/zonepath
 ENTRYPOINT ["/usr/local/bin/zonepath"]
 
-FROM gcr.io/distroless/static-debian12:nonroot AS zonepath-provisioner
-ARG VERSION=devel
-LABEL org.opencontainers.image.title=zonepath-provisioner org.opencontainers.image.version=${VERSION} \
-	org.opencontainers.image.source=https://github.com/zonepath/zonepath
+FROM base-static AS zonepath-provisioner
+LABEL org.opencontainers.image.title=zonepath-provisioner
 COPY --from=build-zonepath-provisioner /out/zonepath-provisioner /usr/local/bin/zonepath-provisioner
 ENTRYPOINT ["/usr/local/bin/zonepath-provisioner"]
 
-FROM gcr.io/distroless/static-debian12:nonroot AS zonepath-snapshotter
-ARG VERSION=devel
-LABEL org.opencontainers.image.title=zonepath-snapshotter org.opencontainers.image.version=${VERSION} \
-	org.opencontainers.image.source=https://github.com/zonepath/zonepath
+FROM base-static AS zonepath-snapshotter
+LABEL org.opencontainers.image.title=zonepath-snapshotter
 COPY --from=build-zonepath-snapshotter /out/zonepath-snapshotter /usr/local/bin/zonepath-snapshotter
 ENTRYPOINT ["/usr/local/bin/zonepath-snapshotter"]
 
-FROM gcr.io/distroless/static-debian12:nonroot AS zonepath-scheduler
-ARG VERSION=devel
-LABEL org.opencontainers.image.title=zonepath-scheduler org.opencontainers.image.version=${VERSION} \
-	org.opencontainers.image.source=https://github.com/zonepath/zonepath
+FROM base-static AS zonepath-scheduler
+LABEL org.opencontainers.image.title=zonepath-scheduler
 COPY --from=build-zonepath-scheduler /out/zonepath-scheduler /usr/local/bin/zonepath-scheduler
 ENTRYPOINT ["/usr/local/bin/zonepath-scheduler"]

@@ -102,6 +102,20 @@ func (e *env) driverEntry(ctx context.Context, node string) (entry *storagev1.CS
 	return nil, true
 }
 
+// expectRegistered checks the node's CSINode entry for the driver, which
+// only the node plugin's registration with kubelet creates: the driver's
+// name, the node ID kubelet got from NodeGetInfo, and every topology key
+// the driver declares.
+func (e *env) expectRegistered(ctx context.Context, node string) {
+	entry, csiNode := e.driverEntry(ctx, node)
+	gomega.Expect(csiNode).To(gomega.BeTrueBecause("node %s has a CSINode", node))
+	gomega.Expect(entry).NotTo(gomega.BeNil(), "CSINode %s lists driver %s", node, e.driver.GetDriverInfo().Name)
+	gomega.Expect(entry.NodeID).NotTo(gomega.BeEmpty(), "CSINode %s's entry for %s has the node ID from NodeGetInfo", node, entry.Name)
+	for _, k := range e.driver.GetDriverInfo().TopologyKeys {
+		gomega.Expect(slices.Contains(entry.TopologyKeys, k)).To(gomega.BeTrueBecause("CSINode %s's entry for %s lists topology key %s: %v", node, entry.Name, k, entry.TopologyKeys))
+	}
+}
+
 // onNode is a node selector for exactly node, by its hostname label.
 func onNode(node *v1.Node) map[string]string {
 	host, ok := node.Labels[v1.LabelHostname]

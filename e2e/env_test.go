@@ -389,6 +389,53 @@ func (e *env) createPod(ctx context.Context, pod *v1.Pod) {
 	framework.ExpectNoError(err, "creating pod %s", pod.Name)
 }
 
+// ran is what a pod of runPod left: its node and its termination message.
+type ran struct{ node, message string }
+
+// runPod runs script in a busybox container with claim mounted at /data
+// until it exits, and returns what it printed: the script's standard
+// output goes to the container's termination message, which the API
+// server has without a kubelet log proxy (its standard error stays in the
+// logs).
+func (e *env) runPod(ctx context.Context, name string, selector map[string]string, claim, script string) ran {
+	pod := newPod(name, selector, claim)
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	pod.Spec.Containers = []v1.Container{{
+		Name: "c", Image: imageutils.GetE2EImage(imageutils.BusyBox),
+		Command:                  []string{"sh", "-c", "exec >/dev/termination-log\n" + script},
+		TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError,
+		VolumeMounts:             []v1.VolumeMount{{Name: pod.Spec.Volumes[0].Name, MountPath: "/data"}},
+	}}
+	e.createPod(ctx, pod)
+	var out ran
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		got, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		switch got.Status.Phase {
+		case v1.PodSucceeded:
+			out = ran{node: got.Spec.NodeName, message: terminationMessage(got)}
+			return nil
+		case v1.PodFailed:
+			return gomega.StopTrying(fmt.Sprintf("pod %s failed on %s: %q", name, got.Spec.NodeName, terminationMessage(got)))
+		}
+		return fmt.Errorf("pod %s is %s on %q%s", name, got.Status.Phase, got.Spec.NodeName, e.lastEvent(ctx, name))
+	}).WithTimeout(e.f.Timeouts.PodStart).WithPolling(poll).Should(gomega.Succeed())
+	return out
+}
+
+// terminationMessage is the first container's message, without the
+// trailing newline of echo.
+func terminationMessage(pod *v1.Pod) string {
+	for _, s := range pod.Status.ContainerStatuses {
+		if t := s.State.Terminated; t != nil {
+			return strings.TrimRight(t.Message, "\r\n")
+		}
+	}
+	return ""
+}
+
 // waitClaimsKnown waits until kube-controller-manager's PV controller has
 // reported each claim (it reports every claim it syncs: WaitForFirstConsumer,
 // ExternalProvisioning, ...). A pod created before that can reach a

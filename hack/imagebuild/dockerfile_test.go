@@ -19,8 +19,9 @@ var (
 	entrypointLine = regexp.MustCompile(`(?i)^ENTRYPOINT\s+\[\s*"([^"]+)"`)
 )
 
-// dockerTargets returns the Dockerfile's image targets (stages not named
-// build or build-*) with the first ENTRYPOINT path of each.
+// dockerTargets returns the Dockerfile's image targets with the first
+// ENTRYPOINT path of each. Stages named build, build-* and base-* are steps
+// other stages start from, not images.
 func dockerTargets(dockerfile string) (map[string]string, error) {
 	targets := map[string]string{}
 	current := ""
@@ -32,7 +33,7 @@ func dockerTargets(dockerfile string) (map[string]string, error) {
 			if current == "" {
 				return nil, fmt.Errorf("line %d: stage from %s has no name (FROM ... AS <binary>)", n, m[1])
 			}
-			if current == "build" || strings.HasPrefix(current, "build-") {
+			if current == "build" || strings.HasPrefix(current, "build-") || strings.HasPrefix(current, "base-") {
 				current = ""
 				continue
 			}
@@ -91,7 +92,9 @@ func TestDockerfileTargets(t *testing.T) {
 func TestCheckDockerfile(t *testing.T) {
 	const good = `FROM golang AS build
 FROM build AS build-a
-FROM debian AS a
+FROM debian AS base-a
+LABEL org.opencontainers.image.source=here
+FROM base-a AS a
 ENTRYPOINT ["/usr/local/bin/a"]
 FROM distroless AS b
 ENTRYPOINT ["/usr/local/bin/b", "-v"]
@@ -105,7 +108,8 @@ ENTRYPOINT ["/usr/local/bin/b", "-v"]
 		{name: "other entrypoint", dockerfile: strings.Replace(good, `"/usr/local/bin/a"`, `"/a"`, 1), wantErr: `target a: ENTRYPOINT "/a"`},
 		{name: "no entrypoint", dockerfile: strings.Replace(good, `ENTRYPOINT ["/usr/local/bin/a"]`, "", 1), wantErr: `target a: ENTRYPOINT ""`},
 		{name: "unnamed stage", dockerfile: "FROM debian\n", wantErr: "line 1: stage from debian has no name"},
-		{name: "duplicate", dockerfile: good + "from debian as a\n", wantErr: "line 7: target a defined twice"},
+		{name: "duplicate", dockerfile: good + "from debian as a\n", wantErr: "line 9: target a defined twice"},
+		{name: "a base not named base-* is a target", dockerfile: strings.Replace(good, "AS base-a", "AS basea", 1), wantErr: "target basea is no image"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
