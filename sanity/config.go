@@ -3,7 +3,6 @@ package sanity
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/zonepath/zonepath/internal/yamlfile"
 )
 
 // Config says what the driver under test can and cannot satisfy.
@@ -113,18 +114,13 @@ func (c Config) incompatibleCode() (codes.Code, error) {
 
 // LoadConfig reads a YAML configuration file.
 func LoadConfig(path string) (Config, error) {
-	var c Config
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return c, err
-	}
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return c, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := c.Validate(); err != nil {
-		return c, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
+	return yamlfile.Load("sanity config", path, func(data []byte) (Config, error) {
+		var c Config
+		if err := yaml.UnmarshalStrict(data, &c); err != nil {
+			return c, err
+		}
+		return c, c.Validate()
+	})
 }
 
 // Flags binds the configuration to command-line flags prefixed

@@ -2,10 +2,11 @@ package rbaccheck
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/zonepath/zonepath/internal/yamlfile"
 )
 
 // Usage is deploy/rbac/api-usage.yaml: what each component's code calls
@@ -74,18 +75,13 @@ func groupResource(group, resource string) string {
 
 // ReadUsage reads and validates a usage file.
 func ReadUsage(path string) (*Usage, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	u := &Usage{}
-	if err := yaml.UnmarshalStrict(data, u); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := u.validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return u, nil
+	return yamlfile.Load("usage file", path, func(data []byte) (*Usage, error) {
+		u := &Usage{}
+		if err := yaml.UnmarshalStrict(data, u); err != nil {
+			return nil, err
+		}
+		return u, u.validate()
+	})
 }
 
 func (u *Usage) validate() error {

@@ -3,7 +3,6 @@ package world
 import (
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/zonepath/zonepath/internal/yamlfile"
 )
 
 // Default topology keys, chosen so that StorageClass and
@@ -124,15 +125,7 @@ var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 
 // Load reads and validates a topology file.
 func Load(path string) (*Topology, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading topology file: %w", err)
-	}
-	t, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("topology file %s: %w", path, err)
-	}
-	return t, nil
+	return yamlfile.Load("topology file", path, Parse)
 }
 
 // Parse validates a topology description.

@@ -3,12 +3,13 @@ package driverext
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/zonepath/zonepath/internal/yamlfile"
 )
 
 // File is the extension file.
@@ -106,15 +107,7 @@ func (s Segment) check(topologyKeys []string) error {
 // Load reads and strictly parses an extension file. It does not validate
 // against the driver: see Validate.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("driver ext: %w", err)
-	}
-	f, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("driver ext %s: %w", path, err)
-	}
-	return f, nil
+	return yamlfile.Load("driver ext", path, Parse)
 }
 
 // Parse strictly parses an extension file's content: unknown keys and

@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/world"
+	"github.com/zonepath/zonepath/internal/yamlfile"
 )
 
 // Registration says how a node's zonepath node plugin is registered, the
@@ -131,17 +131,16 @@ func (c *Cluster) Drivers() []string {
 
 // Load reads a cluster file; an empty path gives the defaults.
 func Load(path string) (*Cluster, error) {
-	var f File
-	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("reading cluster file: %w", err)
-		}
-		if err := yaml.UnmarshalStrict(data, &f); err != nil {
-			return nil, fmt.Errorf("cluster file %s: %w", path, err)
-		}
+	if path == "" {
+		return File{}.Expand()
 	}
-	return f.Expand()
+	return yamlfile.Load("cluster file", path, func(data []byte) (*Cluster, error) {
+		var f File
+		if err := yaml.UnmarshalStrict(data, &f); err != nil {
+			return nil, err
+		}
+		return f.Expand()
+	})
 }
 
 // Expand fills in defaults, validates and names every node.
