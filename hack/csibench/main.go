@@ -99,51 +99,85 @@ func (c config) run(ctx context.Context) (results, error) {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	res := results{}
+	dir, err := os.MkdirTemp("", "csibench")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var fleets []fleet
+	defer func() {
+		for _, f := range fleets {
+			f.stop()
+		}
+	}()
 	for _, n := range c.objects {
-		if err := c.runObjects(ctx, n, res); err != nil {
+		f, err := c.startFleet(ctx, filepath.Join(dir, strconv.Itoa(n)), n)
+		fleets = append(fleets, f)
+		if err != nil {
 			return nil, fmt.Errorf("%d objects: %w", n, err)
 		}
+	}
+	res := results{}
+	for _, conc := range c.concurrency {
+		if err := c.measure(ctx, fleets, conc, res); err != nil {
+			return nil, fmt.Errorf("concurrency %d: %w", conc, err)
+		}
+		progress("concurrency %d: measured", conc)
 	}
 	return res, nil
 }
 
-// runObjects measures both drivers holding n volumes and n snapshots.
-func (c config) runObjects(ctx context.Context, n int, res results) error {
-	dir, err := os.MkdirTemp("", "csibench")
-	if err != nil {
-		return err
+// fleet is the two drivers holding n volumes and n snapshots each.
+type fleet struct {
+	n       int
+	targets []target
+}
+
+func (f fleet) stop() {
+	for _, t := range f.targets {
+		t.p.stop()
 	}
-	defer os.RemoveAll(dir)
+}
+
+// startFleet starts both drivers in dir and fills zonepath with n
+// volumes and n snapshots; what started is returned also on an error.
+func (c config) startFleet(ctx context.Context, dir string, n int) (fleet, error) {
+	f := fleet{n: n}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return f, err
+	}
 	drivers, err := c.startDrivers(dir, n)
 	for _, d := range drivers {
-		defer d.stop()
+		f.targets = append(f.targets, target{p: d})
 	}
 	if err != nil {
-		return err
+		return f, err
 	}
 	null, zp := drivers[0], drivers[1]
 	start := time.Now()
 	sources, err := populate(ctx, zp, n)
 	if err != nil {
-		return err
+		return f, err
 	}
 	progress("zonepath: %d volumes and %d snapshots made in %v", n, n, time.Since(start).Round(time.Millisecond))
-	if err := sameShapes(ctx, null, zp, n); err != nil {
-		return err
-	}
-	targets := []target{{null, nullSources()}, {zp, sources}}
-	for _, conc := range c.concurrency {
-		for _, m := range c.measurements() {
-			for round := range c.rounds {
-				for _, t := range targets {
-					if err := m(ctx, t, n, conc, round, res); err != nil {
-						return fmt.Errorf("%s, concurrency %d: %w", t.p.name, conc, err)
+	f.targets[0].sources, f.targets[1].sources = nullSources(), sources
+	return f, sameShapes(ctx, null, zp, n)
+}
+
+// measure runs every measurement at conc callers. All drivers of every
+// size are up, and each round visits each in turn, so that a change of
+// load on the machine touches every number the checks compare.
+func (c config) measure(ctx context.Context, fleets []fleet, conc int, res results) error {
+	for _, m := range c.measurements() {
+		for round := range c.rounds {
+			for _, f := range fleets {
+				for _, t := range f.targets {
+					if err := m(ctx, t, f.n, conc, round, res); err != nil {
+						return fmt.Errorf("%s at %d objects: %w", t.p.name, f.n, err)
 					}
 				}
 			}
 		}
-		progress("%d objects, concurrency %d: measured", n, conc)
 	}
 	return nil
 }
