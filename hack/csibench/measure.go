@@ -110,11 +110,11 @@ func nullSources() []string { return []string{"zpv-000000000000000000000000"} }
 // a baseline for the same bytes.
 func sameShapes(ctx context.Context, null, zp *process, n int) error {
 	for _, snapshots := range []bool{false, true} {
-		a, err := listAll(ctx, null.ctrl, snapshots)
+		a, err := listAll(ctx, null.ctrl, snapshots, true)
 		if err != nil {
 			return fmt.Errorf("null driver: %w", err)
 		}
-		b, err := listAll(ctx, zp.ctrl, snapshots)
+		b, err := listAll(ctx, zp.ctrl, snapshots, true)
 		if err != nil {
 			return fmt.Errorf("zonepath: %w", err)
 		}

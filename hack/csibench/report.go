@@ -27,11 +27,17 @@ var (
 	listRPCs = []string{"ListVolumes", "ListSnapshots"}
 )
 
+// rate is the median of the rounds' ops/s: a burst of load from
+// elsewhere on the machine that slows one round does not move it.
 func (s *sample) rate() float64 {
-	if s == nil || s.elapsed <= 0 {
+	if s == nil || len(s.rates) == 0 {
 		return 0
 	}
-	return float64(s.ops) / s.elapsed.Seconds()
+	r := slices.Sorted(slices.Values(s.rates))
+	if len(r)%2 == 1 {
+		return r[len(r)/2]
+	}
+	return (r[len(r)/2-1] + r[len(r)/2]) / 2
 }
 
 // quantile q of the latencies (nearest rank).
@@ -68,9 +74,9 @@ func report(w io.Writer, res results, objects, concs []int) bool {
 		}
 	}
 	fmt.Fprintln(w, "(List*: one op is a complete listing in pages of 100; cpu/op is the driver process's CPU per op,")
-	fmt.Fprintln(w, " from /proc in 10 ms ticks; time = null ops/s / zonepath ops/s)")
+	fmt.Fprintln(w, " from /proc in 10 ms ticks; ops/s is the median of the rounds'; time = null ops/s / zonepath ops/s)")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Cost per listed entry (elapsed / (listings x objects)):")
+	fmt.Fprintln(w, "Cost per listed entry (1 / (ops/s x objects)):")
 	for _, rpc := range listRPCs {
 		for _, c := range concs {
 			fmt.Fprintf(w, "  %-13s conc %d:", rpc, c)
@@ -141,12 +147,13 @@ func verdicts(w io.Writer, cs []check) bool {
 	return true
 }
 
-// perEntry is the elapsed time per listed entry, n entries per listing.
+// perEntry is the time per listed entry at the median rate, n entries
+// per listing.
 func perEntry(s *sample, n int) time.Duration {
-	if s == nil || s.ops == 0 {
-		return 0
+	if r := s.rate(); r > 0 {
+		return time.Duration(float64(time.Second) / (r * float64(n)))
 	}
-	return s.elapsed / time.Duration(s.ops*n)
+	return 0
 }
 
 // ratio is a/b, or 0 when either is unmeasured: a check on it fails.
