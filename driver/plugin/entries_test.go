@@ -33,10 +33,7 @@ func mustVolume(t *testing.T, p *Plugin, name string) string {
 	t.Helper()
 	resp, err := p.CreateVolume(context.Background(), &csi.CreateVolumeRequest{
 		Name: name, CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 20},
-		VolumeCapabilities: []*csi.VolumeCapability{{
-			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		}},
+		VolumeCapabilities: []*csi.VolumeCapability{mountCapability()},
 	})
 	if err != nil {
 		t.Fatal(err)

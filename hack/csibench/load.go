@@ -9,6 +9,8 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/zonepath/zonepath/driver/drivertest"
 )
 
 // A call is worker w's ith operation.
@@ -98,13 +100,13 @@ func creates(ctrl csi.ControllerClient, prefix string, sources []string, ids ids
 		name := fmt.Sprintf("%s-w%d-%d", prefix, w, i)
 		var id string
 		if sources == nil {
-			resp, err := ctrl.CreateVolume(ctx, volumeRequest(name))
+			resp, err := ctrl.CreateVolume(ctx, drivertest.VolumeRequest(name, 1<<30, nil))
 			if err != nil {
 				return err
 			}
 			id = resp.GetVolume().GetVolumeId()
 		} else {
-			resp, err := ctrl.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: sources[(w*7919+i)%len(sources)]})
+			resp, err := ctrl.CreateSnapshot(ctx, drivertest.SnapshotRequest(name, sources[(w*7919+i)%len(sources)], nil))
 			if err != nil {
 				return err
 			}
@@ -126,19 +128,6 @@ func deletes(ctrl csi.ControllerClient, snapshots bool, ids idsByWorker) call {
 			_, err = ctrl.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id})
 		}
 		return err
-	}
-}
-
-// volumeRequest asks for a 1 GiB single-node-writer mount volume, with
-// no topology requirement.
-func volumeRequest(name string) *csi.CreateVolumeRequest {
-	return &csi.CreateVolumeRequest{
-		Name:          name,
-		CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30},
-		VolumeCapabilities: []*csi.VolumeCapability{{
-			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		}},
 	}
 }
 
