@@ -104,7 +104,9 @@ const (
 // rawList writes a list response: n entries, each of size(i) bytes
 // written by put, then next. The result goes into a response's unknown
 // fields: on the wire it is the message with decoded entries, byte for
-// byte as proto.Marshal writes it, and gRPC marshals it as a copy.
+// byte as proto.Marshal writes it, and gRPC marshals it as a copy. Only
+// a decoded copy has Entries and NextToken set, so the list methods are
+// for gRPC callers; tests decode what they return (entries_test.go).
 func rawList(n int, size func(i int) int, put func(b []byte, i int) []byte, next string) []byte {
 	total := 0
 	for i := range n {
