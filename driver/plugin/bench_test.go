@@ -172,18 +172,32 @@ func populateSnapshots(b *testing.B, ctx context.Context, c csi.ControllerClient
 	return sources
 }
 
-// listAll pages through every snapshot and returns how many it saw and
-// in how many pages.
-func listAll(ctx context.Context, c csi.ControllerClient) (entries, pages int, err error) {
+// A lister fetches one page of snapshots or volumes: its entries and the
+// next token.
+type lister func(ctx context.Context, c csi.ControllerClient, token string) (int, string, error)
+
+func snapshotPage(ctx context.Context, c csi.ControllerClient, token string) (int, string, error) {
+	resp, err := c.ListSnapshots(ctx, &csi.ListSnapshotsRequest{MaxEntries: benchPageSize, StartingToken: token})
+	return len(resp.GetEntries()), resp.GetNextToken(), err
+}
+
+func volumePage(ctx context.Context, c csi.ControllerClient, token string) (int, string, error) {
+	resp, err := c.ListVolumes(ctx, &csi.ListVolumesRequest{MaxEntries: benchPageSize, StartingToken: token})
+	return len(resp.GetEntries()), resp.GetNextToken(), err
+}
+
+// listAll pages through every snapshot or volume and returns how many it
+// saw and in how many pages.
+func listAll(ctx context.Context, c csi.ControllerClient, page lister) (entries, pages int, err error) {
 	token := ""
 	for {
-		resp, err := c.ListSnapshots(ctx, &csi.ListSnapshotsRequest{MaxEntries: benchPageSize, StartingToken: token})
+		n, next, err := page(ctx, c, token)
 		if err != nil {
 			return entries, pages, err
 		}
 		pages++
-		entries += len(resp.GetEntries())
-		if token = resp.GetNextToken(); token == "" {
+		entries += n
+		if token = next; token == "" {
 			return entries, pages, nil
 		}
 	}
@@ -243,21 +257,38 @@ func BenchmarkCreateSnapshot(b *testing.B) {
 func BenchmarkListSnapshots(b *testing.B) {
 	benchMatrix(b, func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(*testing.B, int) {
 		populateSnapshots(b, ctx, c, n)
-		if got, _, err := listAll(ctx, c); err != nil || got != n {
-			b.Fatalf("listing before the benchmark: %d snapshots, err %v; want %d", got, err, n)
-		}
-		return func(b *testing.B, conc int) {
-			var pages atomic.Int64
-			benchTimed(b, conc, func(w, i int) error {
-				got, p, err := listAll(ctx, c)
-				if err == nil && got != n {
-					err = fmt.Errorf("complete listing returned %d snapshots, want %d", got, n)
-				}
-				pages.Add(int64(p))
-				return err
-			})
-			b.ReportMetric(float64(pages.Load())/float64(b.N), "pages/op")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pages.Load()), "ns/page")
-		}
+		return benchListing(b, ctx, c, n, snapshotPage)
 	})
+}
+
+// BenchmarkListVolumes is BenchmarkListSnapshots for N volumes (plus the
+// snapshots' benchSourceVolumes).
+func BenchmarkListVolumes(b *testing.B) {
+	benchMatrix(b, func(b *testing.B, ctx context.Context, c csi.ControllerClient, n int) func(*testing.B, int) {
+		if _, err := createAll(benchPopulateConcurrency, n, volumeCreator(ctx, c, "pre")); err != nil {
+			b.Fatal(err)
+		}
+		return benchListing(b, ctx, c, n, volumePage)
+	})
+}
+
+// benchListing checks a complete listing holds n entries and returns the
+// timed part: complete listings.
+func benchListing(b *testing.B, ctx context.Context, c csi.ControllerClient, n int, page lister) func(*testing.B, int) {
+	if got, _, err := listAll(ctx, c, page); err != nil || got != n {
+		b.Fatalf("listing before the benchmark: %d entries, err %v; want %d", got, err, n)
+	}
+	return func(b *testing.B, conc int) {
+		var pages atomic.Int64
+		benchTimed(b, conc, func(w, i int) error {
+			got, p, err := listAll(ctx, c, page)
+			if err == nil && got != n {
+				err = fmt.Errorf("complete listing returned %d entries, want %d", got, n)
+			}
+			pages.Add(int64(p))
+			return err
+		})
+		b.ReportMetric(float64(pages.Load())/float64(b.N), "pages/op")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pages.Load()), "ns/page")
+	}
 }

@@ -391,6 +391,7 @@ func (p *Plugin) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	if err != nil {
 		return nil, err
 	}
+	p.volumeEntries.forget(id)
 	// Data goes after the record is durably gone: a crash in between
 	// leaves an orphan directory, never a volume whose data vanished.
 	if err := p.data.deleteVolume(id); err != nil {
@@ -423,18 +424,11 @@ func (p *Plugin) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (
 	if err != nil {
 		return nil, err
 	}
-	vols, next := p.store.ListVolumes(from, int(req.GetMaxEntries()))
-	resp := &csi.ListVolumesResponse{}
-	for _, v := range vols {
-		resp.Entries = append(resp.Entries, &csi.ListVolumesResponse_Entry{
-			Volume: p.csiVolume(v),
-			Status: &csi.ListVolumesResponse_VolumeStatus{PublishedNodeIds: p.store.PublishedNodes(v.ID)},
-		})
-	}
+	vols, next := p.store.ListPublishedVolumes(from, int(req.GetMaxEntries()))
 	if next != "" {
-		resp.NextToken = encodeToken(next)
+		next = encodeToken(next)
 	}
-	return resp, nil
+	return volumePage(p.volumeEntries, vols, next), nil
 }
 
 // ValidateVolumeCapabilities implements csi.ControllerServer.

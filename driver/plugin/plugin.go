@@ -72,7 +72,9 @@ type Plugin struct {
 	data    *dataDir
 	mounter mounter
 	nodes   *nodeDirectory
-	entries *entryCache
+	// snapshotEntries and volumeEntries hold the encoded list entries.
+	snapshotEntries *encodingCache[state.Snapshot]
+	volumeEntries   *encodingCache[state.Volume]
 	// maxFileSize is the largest block volume the data directory holds.
 	maxFileSize int64
 	// lock holds the data directory while this plugin serves the
@@ -109,8 +111,9 @@ func New(cfg Config) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m, entries: newEntryCache()}
+	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m}
 	p.nodes = newNodeDirectory(p)
+	p.snapshotEntries, p.volumeEntries = p.newEncodingCaches()
 	if cfg.ServeController {
 		if err := p.takeDataDir(); err != nil {
 			p.Close()

@@ -320,7 +320,7 @@ func (p *Plugin) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 	if err != nil {
 		return nil, err
 	}
-	p.entries.forget(id)
+	p.snapshotEntries.forget(id)
 	if err := p.data.deleteSnapshot(id); err != nil {
 		return nil, status.Errorf(codes.Internal, "deleting data of snapshot %s: %v", id, err)
 	}
@@ -351,7 +351,7 @@ func (p *Plugin) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsReques
 	if next != "" {
 		next = encodeToken(next)
 	}
-	return p.entries.listResponse(snaps, next, p.csiSnapshot), nil
+	return snapshotPage(p.snapshotEntries, snaps, next), nil
 }
 
 // GetSnapshot implements csi.ControllerServer.

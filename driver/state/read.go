@@ -26,6 +26,26 @@ func (s *Store) ListVolumes(from string, max int) ([]*Volume, string) {
 	return page(s.volumes, from, max, s.durable, func(*Volume) bool { return true })
 }
 
+// PublishedVolume is a listed volume and the nodes it is published to.
+type PublishedVolume struct {
+	*Volume
+	Nodes []string
+}
+
+// ListPublishedVolumes is ListVolumes with each volume's published
+// nodes, all read under one lock: ListVolumes reports both, and taking
+// the lock once per entry costs as much as the rest of the page.
+func (s *Store) ListPublishedVolumes(from string, max int) ([]PublishedVolume, string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	vols, next := page(s.volumes, from, max, s.durable, func(*Volume) bool { return true })
+	out := make([]PublishedVolume, len(vols))
+	for i, v := range vols {
+		out[i] = PublishedVolume{Volume: v, Nodes: s.publishedNodes(v.ID)}
+	}
+	return out, next
+}
+
 // ListSnapshots is ListVolumes for snapshots; sourceVolume, when set,
 // restricts the list to snapshots of that volume.
 func (s *Store) ListSnapshots(from string, max int, sourceVolume string) ([]*Snapshot, string) {
@@ -61,6 +81,11 @@ func (s *Store) ListSnapshots(from string, max int, sourceVolume string) ([]*Sna
 func (s *Store) PublishedNodes(volumeID string) []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return s.publishedNodes(volumeID)
+}
+
+// publishedNodes is PublishedNodes with s.mu held.
+func (s *Store) publishedNodes(volumeID string) []string {
 	var out []string
 	for node, p := range s.pubsByVolume[volumeID] {
 		if s.publications.visible(pubKey(p), s.durable) != nil {

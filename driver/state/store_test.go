@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -714,5 +715,55 @@ func TestListSnapshots(t *testing.T) {
 				t.Errorf("ListSnapshots(source %q) returned %s of %s", tc.source, sn.ID, sn.SourceVolume)
 			}
 		}
+	}
+}
+
+// TestListPublishedVolumes: each listed volume carries the nodes
+// PublishedNodes gives for it, page by page, as publications change.
+func TestListPublishedVolumes(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	mustUpdate(t, s, func(tx *Tx) {
+		for _, id := range []string{"v1", "v2", "v3"} {
+			tx.PutVolume(vol(id, "name-"+id, "zone-a", 1))
+		}
+		tx.PutPublication(&Publication{VolumeID: "v1", NodeID: "n1"})
+		tx.PutPublication(&Publication{VolumeID: "v1", NodeID: "n2"})
+		tx.PutPublication(&Publication{VolumeID: "v2", NodeID: "n1"})
+	})
+	type page struct {
+		nodes map[string][]string
+		next  string
+	}
+	for _, tt := range []struct {
+		name   string
+		change func(tx *Tx)
+		pages  []page // of max 2
+	}{
+		{"published", func(*Tx) {}, []page{{map[string][]string{"v1": {"n1", "n2"}, "v2": {"n1"}}, "v3"}, {map[string][]string{"v3": nil}, ""}}},
+		{"unpublished", func(tx *Tx) { tx.DeletePublication("v1", "n2") }, []page{{map[string][]string{"v1": {"n1"}, "v2": {"n1"}}, "v3"}, {map[string][]string{"v3": nil}, ""}}},
+		{"v3 published, v2 deleted", func(tx *Tx) {
+			tx.PutPublication(&Publication{VolumeID: "v3", NodeID: "n3"})
+			tx.DeletePublication("v2", "n1")
+			tx.DeleteVolume("v2")
+		}, []page{{map[string][]string{"v1": {"n1"}, "v3": {"n3"}}, ""}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mustUpdate(t, s, tt.change)
+			from := ""
+			for i, want := range tt.pages {
+				vols, next := s.ListPublishedVolumes(from, 2)
+				got := map[string][]string{}
+				for _, v := range vols {
+					got[v.ID] = sorted(v.Nodes)
+					if ref := sorted(s.PublishedNodes(v.ID)); !equal(got[v.ID], ref) {
+						t.Errorf("page %d: %s has nodes %v, PublishedNodes %v", i, v.ID, got[v.ID], ref)
+					}
+				}
+				if !cmp.Equal(got, want.nodes, cmpopts.EquateEmpty()) || next != want.next {
+					t.Errorf("page %d from %q: %v, next %q; want %v, next %q", i, from, got, next, want.nodes, want.next)
+				}
+				from = next
+			}
+		})
 	}
 }
