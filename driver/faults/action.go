@@ -61,7 +61,10 @@ func (r *rule) mutate(resp any) (any, error) {
 	if !msg.ProtoReflect().IsValid() {
 		return resp, nil // nil response: nothing to rewrite
 	}
-	out := proto.Clone(msg)
+	out, err := decodedCopy(msg)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "fault rule %q: copying the response: %v", r.name, err)
+	}
 	m := out.ProtoReflect()
 	for _, p := range r.clear {
 		if err := clearPath(m, p); err != nil {
@@ -74,6 +77,20 @@ func (r *rule) mutate(resp any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// decodedCopy copies msg through its wire form rather than with
+// proto.Clone: the driver sends list responses as pre-encoded bytes in
+// unknown fields (driver/plugin/entries.go), which a clone would keep
+// where no path reaches them, so a rule would seem to fire and change
+// nothing.
+func decodedCopy(msg proto.Message) (proto.Message, error) {
+	data, err := proto.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	out := msg.ProtoReflect().New().Interface()
+	return out, proto.Unmarshal(data, out)
 }
 
 // pathError reports a path that does not fit the response as Internal (a

@@ -228,6 +228,23 @@ func TestMutate(t *testing.T) {
 			handler: &fakeHandler{resp: &csi.NodeGetInfoResponse{NodeId: "n1", AccessibleTopology: &csi.Topology{Segments: zone("a")}}},
 			want:    &csi.NodeGetInfoResponse{NodeId: "n1", MaxVolumesPerNode: 7, AccessibleTopology: &csi.Topology{Segments: zone("a")}},
 		},
+		{
+			// The driver writes list responses as raw bytes
+			// (driver/plugin/entries.go); a path must reach them all the same.
+			name:   "clear next_token of a response carried as raw bytes",
+			method: listVolumes,
+			action: "mutate: {clear: [next_token]}",
+			handler: &fakeHandler{resp: raw(t, &csi.ListVolumesResponse{
+				Entries: []*csi.ListVolumesResponse_Entry{{Volume: &csi.Volume{VolumeId: "vol-1"}}}, NextToken: "t1"})},
+			want: &csi.ListVolumesResponse{Entries: []*csi.ListVolumesResponse_Entry{{Volume: &csi.Volume{VolumeId: "vol-1"}}}},
+		},
+		{
+			name:    "set inside a response carried as raw bytes",
+			method:  listSnapshots,
+			action:  `mutate: {set: {entries: '[]'}}`,
+			handler: &fakeHandler{resp: raw(t, &csi.ListSnapshotsResponse{Entries: []*csi.ListSnapshotsResponse_Entry{{Snapshot: &csi.Snapshot{SnapshotId: "snap-1"}}}, NextToken: "t1"})},
+			want:    &csi.ListSnapshotsResponse{NextToken: "t1"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,4 +286,17 @@ func TestFiredFaultIsLogged(t *testing.T) {
 			t.Errorf("log lacks %s:\n%s", want, logs())
 		}
 	}
+}
+
+// raw returns m with every field carried as unknown bytes, as the driver
+// sends its list responses.
+func raw(t *testing.T, m proto.Message) proto.Message {
+	t.Helper()
+	data, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := m.ProtoReflect().New()
+	out.SetUnknown(data)
+	return out.Interface()
 }

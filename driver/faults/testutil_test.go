@@ -16,6 +16,7 @@ const (
 	createSnapshot = "/csi.v1.Controller/CreateSnapshot"
 	deleteSnapshot = "/csi.v1.Controller/DeleteSnapshot"
 	listSnapshots  = "/csi.v1.Controller/ListSnapshots"
+	listVolumes    = "/csi.v1.Controller/ListVolumes"
 	createVolume   = "/csi.v1.Controller/CreateVolume"
 	deleteVolume   = "/csi.v1.Controller/DeleteVolume"
 	nodeStage      = "/csi.v1.Node/NodeStageVolume"

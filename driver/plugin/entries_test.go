@@ -5,10 +5,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 )
 
 // The list responses are written from cached encodings (entries.go).
@@ -300,5 +304,24 @@ func mountCapability() *csi.VolumeCapability {
 	return &csi.VolumeCapability{
 		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
 		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+	}
+}
+
+// TestResponseLogShowsListEntries: a list response logged at -v 5 shows
+// its entries, though the driver sends them as raw bytes.
+func TestResponseLogShowsListEntries(t *testing.T) {
+	p := newListPlugin(t)
+	id := mustVolume(t, p, "logged")
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(5), ktesting.BufferLogs(true)))
+	ctx := klog.NewContext(context.Background(), logger)
+	_, err := logRequests(ctx, &csi.ListVolumesRequest{}, &grpc.UnaryServerInfo{FullMethod: "/csi.v1.Controller/ListVolumes"},
+		func(ctx context.Context, req any) (any, error) {
+			return p.ListVolumes(ctx, req.(*csi.ListVolumesRequest))
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := logger.GetSink().(ktesting.Underlier).GetBuffer().String(); !strings.Contains(log, id) {
+		t.Errorf("the response log does not name volume %s:\n%s", id, log)
 	}
 }

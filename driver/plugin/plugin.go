@@ -11,6 +11,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/kubernetes-csi/csi-lib-utils/protosanitizer"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/faults"
@@ -218,8 +219,28 @@ func logRequests(ctx context.Context, req any, info *grpc.UnaryServerInfo, handl
 	resp, err := handler(klog.NewContext(ctx, logger), req)
 	if err != nil {
 		logger.V(2).Info("Failed", "err", err)
-	} else {
-		logger.V(5).Info("Response", "response", protosanitizer.StripSecrets(resp))
+	} else if v := logger.V(5); v.Enabled() {
+		v.Info("Response", "response", protosanitizer.StripSecrets(readable(resp)))
 	}
 	return resp, err
+}
+
+// readable returns a copy of a response the driver sends as raw bytes
+// (the list responses, entries.go) with its fields decoded, which would
+// otherwise log as {}; any other response as it is. Called only when the
+// response is logged.
+func readable(resp any) any {
+	m, ok := resp.(proto.Message)
+	if !ok || len(m.ProtoReflect().GetUnknown()) == 0 {
+		return resp
+	}
+	out := m.ProtoReflect().New().Interface()
+	data, err := proto.Marshal(m)
+	if err == nil {
+		err = proto.Unmarshal(data, out)
+	}
+	if err != nil {
+		return resp
+	}
+	return out
 }
