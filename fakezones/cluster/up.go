@@ -113,6 +113,7 @@ func Up(ctx context.Context, o Options) (s *State, err error) {
 		}
 	}
 	fmt.Fprintf(o.Out, "cluster ready in %s\n", since(t0))
+	fmt.Fprintln(o.Out, u.state.PeakMemory().String(len(o.Cluster.Nodes)))
 	return u.state, nil
 }
 

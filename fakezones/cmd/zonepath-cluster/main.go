@@ -158,6 +158,9 @@ func statusCommand() *cobra.Command {
 			state := "stopped"
 			if p.Alive() {
 				state = "running"
+				if peak, err := p.PeakRSS(); err == nil {
+					state += fmt.Sprintf(", peak RSS %d MiB", peak>>20)
+				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%-36s pid %-8d %s\n", p.Name, p.PID, state)
 		}
