@@ -289,29 +289,39 @@ func InstallRBAC(ctx context.Context, c Clients) error {
 }
 
 // CreateNodes creates the cluster's kwok nodes, zone-labelled, a few at a
-// time.
-func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster) error {
-	const workers = 16
+// time; progress, when set, is told how many are created after each one
+// (from one goroutine).
+func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster, progress func(created int)) error {
+	const workers = 32
 	work := make(chan spec.Node)
-	errs := make(chan error, len(cl.Nodes))
+	results := make(chan error)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for n := range work {
-				errs <- create(ctx, "Node", Node(n), c.Kube.CoreV1().Nodes().Create)
+				results <- create(ctx, "Node", Node(n), c.Kube.CoreV1().Nodes().Create)
 			}
 		})
 	}
-	for _, n := range cl.Nodes {
-		work <- n
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
+	go func() {
+		// Once ctx is done every create fails at once, so this ends.
+		for _, n := range cl.Nodes {
+			work <- n
+		}
+		close(work)
+		wg.Wait()
+		close(results)
+	}()
 	var msgs []string
-	for err := range errs {
+	created := 0
+	for err := range results {
 		if err != nil {
 			msgs = append(msgs, err.Error())
+			continue
+		}
+		created++
+		if progress != nil {
+			progress(created)
 		}
 	}
 	if len(msgs) > 0 {
