@@ -110,7 +110,12 @@ func (u *up) apiserver() (component, error) {
 		// Priority and fairness only queues requests of a cluster this
 		// small, and its bootstrap objects slow every start.
 		"--enable-priority-and-fairness=false",
-		"--profiling=false", "--v=1",
+		// up creates its Nodes Ready (objects.Node): the not-ready taint
+		// this plugin puts on every new Node would only keep pods off
+		// them until the node lifecycle controller took it off again, a
+		// thousand patches later.
+		"--disable-admission-plugins=TaintNodesByCondition",
+		"--profiling=true", "--v=1",
 	}, audit...)}, nil
 }
 

@@ -332,7 +332,12 @@ func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster, progress func
 
 // Node is the Node object of a fake node: kwok manages it (annotation),
 // it carries the well-known topology labels, and its status has room for
-// pods; kwok's node stages make it Ready and keep its lease.
+// pods. It is created Ready, with the status kwok's node-initialize stage
+// would give it (conditions, address, node info, phase), as a kubelet
+// posts its Node with a status: kwok would otherwise patch every new
+// Node's status once more, and the node lifecycle controller taint and
+// untaint it meanwhile, most of the API server's work at a thousand
+// nodes. kwok keeps its lease and heartbeats.
 func Node(n spec.Node) *v1.Node {
 	capacity := v1.ResourceList{
 		v1.ResourceCPU:    resource.MustParse("32"),
@@ -348,6 +353,27 @@ func Node(n spec.Node) *v1.Node {
 			},
 			Annotations: map[string]string{KwokAnnotation: "fake"},
 		},
-		Status: v1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+		Status: v1.NodeStatus{
+			Capacity: capacity, Allocatable: capacity,
+			Conditions: readyConditions(metav1.Now()),
+			Addresses:  []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "127.0.0.1"}, {Type: v1.NodeHostName, Address: n.Name}},
+			NodeInfo: v1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux",
+				KubeletVersion: "fakezones", KubeProxyVersion: "fakezones", ContainerRuntimeVersion: "fakezones", KernelVersion: "fakezones"},
+			Phase: v1.NodeRunning,
+		},
+	}
+}
+
+// readyConditions are a healthy node's conditions, as of now.
+func readyConditions(now metav1.Time) []v1.NodeCondition {
+	c := func(t v1.NodeConditionType, s v1.ConditionStatus, reason, msg string) v1.NodeCondition {
+		return v1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
+	}
+	return []v1.NodeCondition{
+		c(v1.NodeReady, v1.ConditionTrue, "KubeletReady", "the fake node is ready"),
+		c(v1.NodeMemoryPressure, v1.ConditionFalse, "KubeletHasSufficientMemory", "no memory pressure"),
+		c(v1.NodeDiskPressure, v1.ConditionFalse, "KubeletHasNoDiskPressure", "no disk pressure"),
+		c(v1.NodePIDPressure, v1.ConditionFalse, "KubeletHasSufficientPID", "no PID pressure"),
+		c(v1.NodeNetworkUnavailable, v1.ConditionFalse, "RouteCreated", "the network is up"),
 	}
 }
