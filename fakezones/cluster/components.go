@@ -115,7 +115,7 @@ func (u *up) apiserver() (component, error) {
 		// them until the node lifecycle controller took it off again, a
 		// thousand patches later.
 		"--disable-admission-plugins=TaintNodesByCondition",
-		"--profiling=true", "--v=1",
+		"--profiling=false", "--v=1",
 	}, audit...)}, nil
 }
 
