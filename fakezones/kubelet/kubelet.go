@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -94,23 +93,13 @@ func Run(ctx context.Context, cfg Config) error {
 			followed = append(followed, n.Name)
 		}
 	}
-	// The watch first: its list overlaps opening the plugins.
 	w, stopWatch, err := watchNodes(ctx, cfg.Kube, names, followed)
 	if err != nil {
 		return err
 	}
 	defer stopWatch()
-	t0 := time.Now()
-	plugins, err := startPlugins(ctx, cfg)
-	defer func() {
-		for _, p := range plugins {
-			_ = p.Close()
-		}
-	}()
-	if err != nil {
-		return err
-	}
-	logger.Info("Node plugins serving", "plugins", len(plugins), "took", time.Since(t0))
+	s := &standIn{cfg: cfg, nodes: w, plugins: newPluginHost(ctx, cfg.Cluster)}
+	defer s.plugins.close()
 	// Followers of a registration label run until ctx is done; Run waits
 	// for them before closing the plugins they call.
 	var followers sync.WaitGroup
@@ -118,18 +107,37 @@ func Run(ctx context.Context, cfg Config) error {
 	for _, n := range cfg.Cluster.Nodes {
 		if n.Registration == spec.OnLabel {
 			followers.Go(func() {
-				if err := followLabel(ctx, cfg, w, n); err != nil && ctx.Err() == nil {
+				if err := s.followLabel(ctx, n); err != nil && ctx.Err() == nil {
 					logger.Error(err, "Following the registration label failed", "node", n.Name)
 				}
 			})
 		}
 	}
-	if err := registerAll(ctx, cfg, w); err != nil {
+	// Nodes register while the plugins open, each once its own serve; a
+	// plugin that fails to open ends the registrations.
+	t0 := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := s.plugins.start(cfg); err != nil {
+			return err
+		}
+		logger.Info("Node plugins serving", "took", time.Since(t0))
+		return nil
+	})
+	g.Go(func() error { return s.registerAll(gctx) })
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	logger.Info("All node plugins registered at start", "nodes", len(cfg.Cluster.Nodes), "took", time.Since(t0))
 	<-ctx.Done()
 	return nil
+}
+
+// standIn is a running stand-in: its view of the Nodes and its plugins.
+type standIn struct {
+	cfg     Config
+	nodes   *nodeWatch
+	plugins *pluginHost
 }
 
 // registrations is how many nodes register at once: each waits for its
@@ -139,22 +147,22 @@ const registrations = 64
 
 // registerAll registers every node that does not follow a label, and
 // returns the first error once all are done.
-func registerAll(ctx context.Context, cfg Config, w *nodeWatch) error {
+func (s *standIn) registerAll(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	var wg sync.WaitGroup
-	errs := make(chan error, len(cfg.Cluster.Nodes))
+	errs := make(chan error, len(s.cfg.Cluster.Nodes))
 	slots := make(chan struct{}, registrations)
-	for _, n := range cfg.Cluster.Nodes {
+	for _, n := range s.cfg.Cluster.Nodes {
 		if n.Registration == spec.OnLabel {
 			continue
 		}
 		wg.Go(func() {
-			if _, err := w.wait(ctx, n.Name); err != nil {
+			if _, err := s.nodes.wait(ctx, n.Name); err != nil {
 				return
 			}
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			if err := register(ctx, cfg, w, n); err != nil && ctx.Err() == nil {
+			if err := s.register(ctx, n); err != nil && ctx.Err() == nil {
 				logger.Error(err, "Registration failed", "node", n.Name)
 				errs <- err
 			}
@@ -165,54 +173,103 @@ func registerAll(ctx context.Context, cfg Config, w *nodeWatch) error {
 	return <-errs
 }
 
-// instance is one node plugin: a driver on a node.
-type instance struct {
-	driver Driver
-	node   spec.Node
+// pluginHost runs the node plugins: a plugin per driver and node with
+// the driver.
+type pluginHost struct {
+	ctx     context.Context
+	mu      sync.Mutex
+	plugins []*plugin.Plugin
+	// serving has a channel per node with the driver, closed once every
+	// driver's plugin on it serves, so that a node registers as soon as
+	// its own plugins are up rather than after all of them.
+	serving map[string]chan struct{}
+	// failed is closed when opening a plugin failed.
+	failed chan struct{}
 }
 
-// startPlugins opens a node plugin per driver and node with the driver, a
-// few at a time: each opens its own state database. The first one probes
-// whether bind mounts work here; the others take its answer instead of
-// probing again.
-func startPlugins(ctx context.Context, cfg Config) ([]*plugin.Plugin, error) {
-	var all []instance
-	for _, d := range cfg.Drivers() {
-		for _, n := range driverNodes(cfg.Cluster) {
-			all = append(all, instance{d, n})
-		}
+// newPluginHost makes the host of cl's plugins, which serve until ctx is
+// done.
+func newPluginHost(ctx context.Context, cl *spec.Cluster) *pluginHost {
+	h := &pluginHost{ctx: ctx, serving: map[string]chan struct{}{}, failed: make(chan struct{})}
+	for _, n := range driverNodes(cl) {
+		h.serving[n.Name] = make(chan struct{})
 	}
-	plugins := make([]*plugin.Plugin, len(all))
-	if len(all) == 0 {
-		return nil, nil
+	return h
+}
+
+// start opens the plugins node by node, in the cluster's order (up
+// creates the Nodes in it), a few nodes at a time, and serves each
+// node's plugins until ctx is done. The first plugin probes whether bind
+// mounts work here; the others take its answer instead of probing again.
+func (h *pluginHost) start(cfg Config) error {
+	nodes := driverNodes(cfg.Cluster)
+	if len(nodes) == 0 {
+		return nil
 	}
-	first, err := newPlugin(cfg, all[0], "auto")
+	drivers := cfg.Drivers()
+	first, err := newPlugin(cfg, drivers[0], nodes[0], "auto")
 	if err != nil {
-		return nil, err
+		close(h.failed)
+		return err
 	}
-	plugins[0] = first
-	g, _ := errgroup.WithContext(ctx)
+	h.add(first, drivers[0], nodes[0])
+	g := new(errgroup.Group)
 	g.SetLimit(8)
-	for i, in := range all[1:] {
+	for i, n := range nodes {
 		g.Go(func() error {
-			p, err := newPlugin(cfg, in, first.MountKind())
-			plugins[i+1] = p
-			return err
+			for j, d := range drivers {
+				if i == 0 && j == 0 {
+					continue
+				}
+				p, err := newPlugin(cfg, d, n, first.MountKind())
+				if err != nil {
+					return err
+				}
+				h.add(p, d, n)
+			}
+			close(h.serving[n.Name])
+			return nil
 		})
 	}
-	err = g.Wait()
-	plugins = slices.DeleteFunc(plugins, func(p *plugin.Plugin) bool { return p == nil })
-	if err != nil {
-		return plugins, err
+	if err := g.Wait(); err != nil {
+		close(h.failed)
+		return err
 	}
-	for i, p := range plugins {
-		go func() {
-			if err := p.Serve(ctx); err != nil {
-				klog.FromContext(ctx).Error(err, "Node plugin stopped", "driver", all[i].driver.Name, "node", all[i].node.Name)
-			}
-		}()
+	return nil
+}
+
+// add records a plugin, to close it, and serves it.
+func (h *pluginHost) add(p *plugin.Plugin, d Driver, n spec.Node) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.plugins = append(h.plugins, p)
+	go func() {
+		if err := p.Serve(h.ctx); err != nil {
+			klog.FromContext(h.ctx).Error(err, "Node plugin stopped", "driver", d.Name, "node", n.Name)
+		}
+	}()
+}
+
+// wait returns once every driver's plugin on node serves, or with an
+// error when opening the plugins failed or ctx is done.
+func (h *pluginHost) wait(ctx context.Context, node string) error {
+	select {
+	case <-h.serving[node]:
+		return nil
+	case <-h.failed:
+		return fmt.Errorf("node %s: the node plugins did not start", node)
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return plugins, nil
+}
+
+// close closes every plugin; their Serve ends with the host's context.
+func (h *pluginHost) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, p := range h.plugins {
+		_ = p.Close()
+	}
 }
 
 func driverNodes(cl *spec.Cluster) []spec.Node {
@@ -225,8 +282,7 @@ func driverNodes(cl *spec.Cluster) []spec.Node {
 	return out
 }
 
-func newPlugin(cfg Config, in instance, mount string) (*plugin.Plugin, error) {
-	n, d := in.node, in.driver
+func newPlugin(cfg Config, d Driver, n spec.Node, mount string) (*plugin.Plugin, error) {
 	zone, err := cfg.Topology.FindZone(n.Region + "/" + n.Zone)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", n.Name, err)

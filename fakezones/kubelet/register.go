@@ -31,27 +31,28 @@ import (
 // mode says, once its Node exists. A node registered at start costs two
 // API calls: one patch of the Node, one create of its CSINode with every
 // driver's entry.
-func register(ctx context.Context, cfg Config, w *nodeWatch, n spec.Node) error {
+func (s *standIn) register(ctx context.Context, n spec.Node) error {
+	kube := s.cfg.Kube
 	if n.Registration == spec.NoCSINode {
 		return nil
 	}
-	node, err := w.wait(ctx, n.Name)
+	node, err := s.nodes.wait(ctx, n.Name)
 	if err != nil {
 		return err
 	}
 	if n.RegistersAtStart() {
-		infos, err := nodeInfos(ctx, cfg, n.Name)
+		infos, err := s.nodeInfos(ctx, n.Name)
 		if err != nil {
 			return err
 		}
 		// The labels first, as kubelet: a consumer that sees the CSINode
 		// entry finds the node labelled.
-		if err := patchNode(ctx, cfg.Kube, n.Name, node, infos); err != nil {
+		if err := patchNode(ctx, kube, n.Name, node, infos); err != nil {
 			return err
 		}
-		return createCSINode(ctx, cfg.Kube, node, entries(infos))
+		return createCSINode(ctx, kube, node, entries(infos))
 	}
-	if err := createCSINode(ctx, cfg.Kube, node, nil); err != nil || !n.HasDriver() {
+	if err := createCSINode(ctx, kube, node, nil); err != nil || !n.HasDriver() {
 		return err
 	}
 	select {
@@ -59,7 +60,7 @@ func register(ctx context.Context, cfg Config, w *nodeWatch, n spec.Node) error 
 		return nil
 	case <-time.After(n.RegisterAfter):
 	}
-	return registerDrivers(ctx, cfg, n.Name)
+	return s.registerDrivers(ctx, n.Name)
 }
 
 // driverInfo is one driver's NodeGetInfo answer on a node.
@@ -68,10 +69,14 @@ type driverInfo struct {
 	info   *csi.NodeGetInfoResponse
 }
 
-// nodeInfos asks every driver's node plugin on a node for its info.
-func nodeInfos(ctx context.Context, cfg Config, node string) ([]driverInfo, error) {
+// nodeInfos asks every driver's node plugin on a node for its info, once
+// they serve.
+func (s *standIn) nodeInfos(ctx context.Context, node string) ([]driverInfo, error) {
+	if err := s.plugins.wait(ctx, node); err != nil {
+		return nil, err
+	}
 	var out []driverInfo
-	for _, d := range cfg.Drivers() {
+	for _, d := range s.cfg.Drivers() {
 		info, err := nodeGetInfo(ctx, d.socket(node))
 		if err != nil {
 			return nil, fmt.Errorf("node %s, driver %s: %w", node, d.Name, err)
@@ -85,27 +90,27 @@ func nodeInfos(ctx context.Context, cfg Config, node string) ([]driverInfo, erro
 
 // registerDrivers registers every driver's node plugin on a node whose
 // CSINode exists: a late or re-registration.
-func registerDrivers(ctx context.Context, cfg Config, node string) error {
-	infos, err := nodeInfos(ctx, cfg, node)
+func (s *standIn) registerDrivers(ctx context.Context, node string) error {
+	infos, err := s.nodeInfos(ctx, node)
 	if err != nil {
 		return err
 	}
-	if err := patchNode(ctx, cfg.Kube, node, nil, infos); err != nil {
+	if err := patchNode(ctx, s.cfg.Kube, node, nil, infos); err != nil {
 		return err
 	}
-	return setDrivers(ctx, cfg.Kube, node, entries(infos))
+	return setDrivers(ctx, s.cfg.Kube, node, entries(infos))
 }
 
 // followLabel keeps an OnLabel node's registration in step with its
 // spec.RegisterLabel until ctx is done. A failed (de)registration is
 // logged and tried again on the node's next update (kwok's heartbeats
 // update it).
-func followLabel(ctx context.Context, cfg Config, w *nodeWatch, n spec.Node) error {
-	node, err := w.wait(ctx, n.Name)
+func (s *standIn) followLabel(ctx context.Context, n spec.Node) error {
+	node, err := s.nodes.wait(ctx, n.Name)
 	if err != nil {
 		return err
 	}
-	if err := createCSINode(ctx, cfg.Kube, node, nil); err != nil {
+	if err := createCSINode(ctx, s.cfg.Kube, node, nil); err != nil {
 		return err
 	}
 	logger := klog.FromContext(ctx).WithValues("node", n.Name)
@@ -113,12 +118,12 @@ func followLabel(ctx context.Context, cfg Config, w *nodeWatch, n spec.Node) err
 	for {
 		// Level-triggered: a change only wakes the loop, which reads the
 		// latest Node.
-		node, err := w.lister.Get(n.Name)
+		node, err := s.nodes.lister.Get(n.Name)
 		if want := err == nil && node.Labels[spec.RegisterLabel] == "true"; err == nil && want != registered {
 			if want {
-				err = registerDrivers(ctx, cfg, n.Name)
+				err = s.registerDrivers(ctx, n.Name)
 			} else {
-				err = deregisterDrivers(ctx, cfg, n.Name)
+				err = deregisterDrivers(ctx, s.cfg, n.Name)
 			}
 			if err != nil {
 				logger.Error(err, "Changing the registration failed; trying again on the next node update", "register", want)
@@ -130,7 +135,7 @@ func followLabel(ctx context.Context, cfg Config, w *nodeWatch, n spec.Node) err
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-w.Changed(n.Name):
+		case <-s.nodes.Changed(n.Name):
 		}
 	}
 }
