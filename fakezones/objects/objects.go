@@ -349,6 +349,9 @@ func Node(n spec.Node) *v1.Node {
 			Name: n.Name,
 			Labels: map[string]string{
 				"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+				// As kubelet labels its Node: else the node lifecycle
+				// controller patches every Node to add them.
+				"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
 				"type": "kwok", RegionLabel: n.Region, ZoneLabel: n.Zone,
 			},
 			Annotations: map[string]string{KwokAnnotation: "fake"},
