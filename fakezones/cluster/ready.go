@@ -36,10 +36,11 @@ func (u *up) ready(ctx context.Context) error {
 		nodeList, _ := nodes.Lister().List(labels.Everything())
 		csiNodeList, _ := csiNodes.Lister().List(labels.Everything())
 		got = countReadiness(nodeList, csiNodeList, u.o.Cluster)
-		u.progress(got.String(want))
 		if got != want {
+			u.progress(got.String(want))
 			return false, nil
 		}
+		u.progress("every node Ready and registered; waiting for the default service account")
 		_, err := u.clients.Kube.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})
