@@ -130,10 +130,12 @@ func (u *up) steps() []step {
 	if u.rbac != nil {
 		steps = append(steps, step{"ServiceAccounts and roles of " + filepath.Base(u.o.RBACDir), u.applyRBAC})
 	}
+	// The nodes before the objects: kwok and the kubelet stand-in take
+	// them up while the API server establishes the CRDs.
 	return append(steps,
 		step{"controllers, kwok, sidecars, zonepath", u.startRest},
-		step{"RBAC, CRDs, CSIDriver, classes", u.install},
 		step{fmt.Sprintf("%d nodes in %d zones", len(u.o.Cluster.Nodes), u.o.Cluster.Zones), u.nodes},
+		step{"RBAC, CRDs, CSIDriver, classes", u.install},
 		step{"nodes Ready, node plugins registered", u.ready},
 	)
 }
