@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -130,12 +131,9 @@ func (u *up) steps() []step {
 	if u.rbac != nil {
 		steps = append(steps, step{"ServiceAccounts and roles of " + filepath.Base(u.o.RBACDir), u.applyRBAC})
 	}
-	// The nodes before the objects: kwok and the kubelet stand-in take
-	// them up while the API server establishes the CRDs.
 	return append(steps,
 		step{"controllers, kwok, sidecars, zonepath", u.startRest},
-		step{fmt.Sprintf("%d nodes in %d zones", len(u.o.Cluster.Nodes), u.o.Cluster.Zones), u.nodes},
-		step{"RBAC, CRDs, CSIDriver, classes", u.install},
+		step{fmt.Sprintf("CRDs, classes, %d nodes in %d zones", len(u.o.Cluster.Nodes), u.o.Cluster.Zones), u.objectsAndNodes},
 		step{"nodes Ready, node plugins registered", u.ready},
 	)
 }
@@ -370,6 +368,17 @@ func (u *up) install(ctx context.Context) error {
 		return err
 	}
 	return objects.InstallSnapshotClasses(ctx, u.clients, u.o.Cluster)
+}
+
+// objectsAndNodes installs the objects while it creates the nodes: kwok
+// and the kubelet stand-in take the nodes up while the API server
+// establishes the CRDs, and the CRDs are there within seconds whatever
+// the node count (snapshot-controller gives up on them after 30 s).
+func (u *up) objectsAndNodes(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return u.install(ctx) })
+	g.Go(func() error { return u.nodes(ctx) })
+	return g.Wait()
 }
 
 func (u *up) nodes(ctx context.Context) error {
