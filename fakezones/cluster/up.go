@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	v1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -360,6 +363,12 @@ func (u *up) install(ctx context.Context) error {
 		if err := objects.InstallRBAC(ctx, u.clients); err != nil {
 			return err
 		}
+	}
+	// The controller manager creates it too, once it has started and
+	// synced: seconds a test would wait for before it may create a pod.
+	sa := &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
+	if _, err := u.clients.Kube.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the default service account: %w", err)
 	}
 	if err := objects.InstallCRDs(ctx, u.clients, u.crds); err != nil {
 		return err
