@@ -34,8 +34,11 @@ type dataDir struct {
 	unsynced map[string]bool
 }
 
-func newDataDir(root string) (*dataDir, error) {
+func newDataDir(root string, volatile bool) (*dataDir, error) {
 	d := &dataDir{root: root, syncDir: syncDir, unsynced: map[string]bool{}}
+	if volatile {
+		d.syncDir = func(string) error { return nil }
+	}
 	for _, sub := range []string{"volumes", "snapshots"} {
 		if err := os.MkdirAll(filepath.Join(root, sub), 0o750); err != nil {
 			return nil, fmt.Errorf("creating data directory: %w", err)

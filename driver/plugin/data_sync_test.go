@@ -14,7 +14,7 @@ import (
 // TestDataDirNotesEntries checks that every directory in which a create
 // made an entry is synced by the next syncEntries, and only once.
 func TestDataDirNotesEntries(t *testing.T) {
-	d, err := newDataDir(t.TempDir())
+	d, err := newDataDir(t.TempDir(), false)
 	if err != nil {
 		t.Fatal(err)
 	}

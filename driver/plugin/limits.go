@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sync"
 
 	"github.com/zonepath/zonepath/driver/world"
 )
@@ -69,6 +70,24 @@ func addCapped(a, b int64) int64 {
 // (EFBIG) is the caller's OUT_OF_RANGE, not an INTERNAL error after the
 // fact. Sparse truncation allocates nothing, so the probe is cheap.
 func probeMaxFileSize(dir string, limit int64) (int64, error) {
+	key := fmt.Sprintf("%s\x00%d", dir, limit)
+	if size, ok := probedSizes.Load(key); ok {
+		return size.(int64), nil
+	}
+	size, err := probeFile(dir, limit)
+	if err == nil {
+		probedSizes.Store(key, size)
+	}
+	return size, err
+}
+
+// probedSizes are the answers of probeMaxFileSize by directory and limit:
+// node plugins that share a data directory in one process (fakezones runs
+// thousands) probe it once.
+var probedSizes sync.Map
+
+// probeFile is probeMaxFileSize without the memo.
+func probeFile(dir string, limit int64) (int64, error) {
 	f, err := os.CreateTemp(dir, ".size-probe-")
 	if err != nil {
 		return 0, fmt.Errorf("probing the largest file in %s: %w", dir, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	mountutils "k8s.io/mount-utils"
 )
@@ -45,17 +46,22 @@ func (pathMounter) kind() string                    { return "none" }
 func newMounter(mode, dir string) (mounter, error) {
 	switch mode {
 	case "bind":
-		return bindMounter{m: mountutils.New("")}, nil
+		return bindMounter{m: processMounter()}, nil
 	case "none":
 		return pathMounter{}, nil
 	case "", "auto":
 		if canBindMount(dir) {
-			return bindMounter{m: mountutils.New("")}, nil
+			return bindMounter{m: processMounter()}, nil
 		}
 		return pathMounter{}, nil
 	}
 	return nil, fmt.Errorf("mount mode %q: must be auto, bind or none", mode)
 }
+
+// processMounter is the process's one mount-utils mounter: making one runs
+// umount to learn how it behaves, which a host of thousands of node
+// plugins (fakezones) would otherwise run thousands of times.
+var processMounter = sync.OnceValue(func() mountutils.Interface { return mountutils.New("") })
 
 func canBindMount(dir string) bool {
 	probe, err := os.MkdirTemp(dir, ".mount-probe-")

@@ -51,6 +51,10 @@ type Config struct {
 	DisableSnapshotAccessibility bool
 	// Mount says whether node operations bind-mount: "auto" probes.
 	Mount string
+	// Volatile skips fsync of the state and of data directory entries:
+	// for node plugins whose state goes with their fake node, thousands
+	// of which open at once (fakezones/kubelet).
+	Volatile bool
 
 	Faults *faults.Injector
 }
@@ -100,7 +104,7 @@ func New(cfg Config) (*Plugin, error) {
 	if cfg.ServeNode && cfg.NodeID == "" {
 		return nil, fmt.Errorf("a node ID is required to serve the node service")
 	}
-	data, err := newDataDir(cfg.DataDir)
+	data, err := newDataDir(cfg.DataDir, cfg.Volatile)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +112,11 @@ func New(cfg Config) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := state.Open(cfg.StateDir, state.BeforeCommit(data.syncEntries))
+	opts := []state.Option{state.BeforeCommit(data.syncEntries)}
+	if cfg.Volatile {
+		opts = append(opts, state.Volatile())
+	}
+	store, err := state.Open(cfg.StateDir, opts...)
 	if err != nil {
 		return nil, err
 	}

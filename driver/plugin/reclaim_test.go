@@ -56,7 +56,7 @@ func TestReclaim(t *testing.T) {
 		{"controller lock", controllerLockFile, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := newDataDir(t.TempDir())
+			d, err := newDataDir(t.TempDir(), false)
 			if err != nil {
 				t.Fatal(err)
 			}

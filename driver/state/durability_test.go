@@ -277,20 +277,36 @@ func TestOpenCreatesDirectory(t *testing.T) {
 
 // TestOpenSyncsDirectory checks that Open makes the database's directory
 // entry durable, and the directory's own entry, which MkdirAll may just
-// have made: bbolt fsyncs only the file.
+// have made: bbolt fsyncs only the file. A volatile store syncs nothing,
+// and still keeps what it committed while open.
 func TestOpenSyncsDirectory(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "state")
-	var synced []string
-	real := syncDir
-	syncDir = func(path string) error {
-		synced = append(synced, path)
-		return real(path)
-	}
-	defer func() { syncDir = real }()
-	s := openStore(t, dir)
-	defer s.Close()
-	if want := []string{dir, filepath.Dir(dir)}; !equal(synced, want) {
-		t.Errorf("Open fsynced %q, want %q", synced, want)
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want func(dir string) []string
+	}{
+		{name: "durable", want: func(dir string) []string { return []string{dir, filepath.Dir(dir)} }},
+		{name: "volatile", opts: []Option{Volatile()}, want: func(string) []string { return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			var synced []string
+			real := syncDir
+			syncDir = func(path string) error {
+				synced = append(synced, path)
+				return real(path)
+			}
+			defer func() { syncDir = real }()
+			s, err := Open(dir, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			mustUpdate(t, s, func(tx *Tx) { tx.PutVolume(vol("v1", "n1", "z", 1)) })
+			if want := tc.want(dir); !equal(synced, want) || s.Volume("v1") == nil {
+				t.Errorf("Open fsynced %q, want %q; volume committed: %v", synced, want, s.Volume("v1") != nil)
+			}
+		})
 	}
 }
 

@@ -26,9 +26,11 @@ type Store struct {
 	committed *sync.Cond
 	// beforeCommit runs before each commit; see BeforeCommit.
 	beforeCommit func() error
-	wake         chan struct{}
-	done         chan struct{}
-	closing      bool
+	// volatile skips fsync; see Volatile.
+	volatile bool
+	wake     chan struct{}
+	done     chan struct{}
+	closing  bool
 
 	volumes      *table[Volume]
 	snapshots    *table[Snapshot]
@@ -72,8 +74,21 @@ func BeforeCommit(fn func() error) Option {
 	return func(s *Store) { s.beforeCommit = fn }
 }
 
+// Volatile makes a store skip fsync, of its database and of its
+// directory: for state thrown away with its process, such as the node
+// plugins of a fake cluster's thousands of nodes, which open their stores
+// all at once and would wait on their syncs far longer than they work.
+// A crash can lose or tear what it committed.
+func Volatile() Option {
+	return func(s *Store) { s.volatile = true }
+}
+
 // Open opens (creating if needed) the store in dir and loads it.
 func Open(dir string, opts ...Option) (*Store, error) {
+	s := newStore()
+	for _, o := range opts {
+		o(s)
+	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
@@ -81,6 +96,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		Timeout:        2 * time.Second,
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
+		NoSync:         s.volatile,
 	})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("state directory %s is in use by another process", dir)
@@ -88,18 +104,13 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening state database: %w", err)
 	}
+	s.db = db
 	// bbolt syncs the database file, not the directory entries naming it
 	// (and its directory, when just created): without these a power cut
 	// can lose the whole database after commits were acknowledged.
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := syncDir(d); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("syncing state directory: %w", err)
-		}
-	}
-	s := newStore(db)
-	for _, o := range opts {
-		o(s)
+	if err := s.syncDirs(dir, filepath.Dir(dir)); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("syncing state directory: %w", err)
 	}
 	if err := s.load(); err != nil {
 		path := db.Path() // bbolt forgets it on Close
@@ -108,6 +119,19 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	go s.commitLoop()
 	return s, nil
+}
+
+// syncDirs fsyncs directories unless the store is volatile.
+func (s *Store) syncDirs(dirs ...string) error {
+	if s.volatile {
+		return nil
+	}
+	for _, d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // syncDir fsyncs a directory, making its entries durable; tests record it.
@@ -120,9 +144,8 @@ var syncDir = func(path string) error {
 	return f.Sync()
 }
 
-func newStore(db *bolt.DB) *Store {
+func newStore() *Store {
 	s := &Store{
-		db:            db,
 		wake:          make(chan struct{}, 1),
 		done:          make(chan struct{}),
 		volumeNames:   map[string]string{},

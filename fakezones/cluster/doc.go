@@ -4,6 +4,14 @@
 // whichever component died. Every started process is recorded in the
 // work directory's cluster.json as soon as it starts, so a failed or
 // interrupted start, and any later "down", stop exactly what was started.
+// up ends with the peak resident memory of the cluster's processes.
+//
+// The components' flags keep a start of thousands of nodes cheap: the API
+// server has no TaintNodesByCondition (Nodes are created Ready), the
+// controller manager no TTL controller, kwok's node leases last a tenth of
+// a second per node (at least kubelet's 40 s) and the node monitor grace
+// period 10 s more, and kwok has 16 node workers. Each choice says why
+// beside the flag.
 //
 // It must not build the cluster's API objects itself (package objects does;
 // only --rbac's deploy/rbac objects are applied here, as rendered) nor know

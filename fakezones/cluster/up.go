@@ -8,14 +8,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -72,6 +72,7 @@ type up struct {
 	state   *State
 	clients objects.Clients
 	config  *rest.Config
+	current stepProgress
 }
 
 // Up starts a cluster and returns when it is ready: nodes Ready, node
@@ -113,6 +114,7 @@ func Up(ctx context.Context, o Options) (s *State, err error) {
 		}
 	}
 	fmt.Fprintf(o.Out, "cluster ready in %s\n", since(t0))
+	fmt.Fprintln(o.Out, u.state.PeakMemory().String(len(o.Cluster.Nodes)))
 	return u.state, nil
 }
 
@@ -134,18 +136,22 @@ func (u *up) steps() []step {
 	}
 	return append(steps,
 		step{"controllers, kwok, sidecars, zonepath", u.startRest},
-		step{"RBAC, CRDs, CSIDriver, classes", u.install},
-		step{fmt.Sprintf("%d nodes in %d zones", len(u.o.Cluster.Nodes), u.o.Cluster.Zones), u.nodes},
+		step{fmt.Sprintf("CRDs, classes, %d nodes in %d zones", len(u.o.Cluster.Nodes), u.o.Cluster.Zones), u.objectsAndNodes},
 		step{"nodes Ready, node plugins registered", u.ready},
 	)
 }
 
 func (u *up) step(ctx context.Context, what string, run func(context.Context) error) error {
 	t0 := time.Now()
+	u.current = stepProgress{what: what, start: t0, last: t0}
 	fmt.Fprintf(u.o.Out, "  %-44s ", what)
 	err := run(ctx)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
+	}
+	if u.current.printed {
+		// Progress lines broke the step's line: name it again.
+		fmt.Fprintf(u.o.Out, "  %-44s ", what)
 	}
 	if err != nil {
 		fmt.Fprintf(u.o.Out, "failed after %s\n", since(t0))
@@ -153,6 +159,32 @@ func (u *up) step(ctx context.Context, what string, run func(context.Context) er
 	}
 	fmt.Fprintf(u.o.Out, "%s\n", since(t0))
 	return nil
+}
+
+// stepProgress is what the running step has said of its progress.
+type stepProgress struct {
+	what        string
+	start, last time.Time
+	said        string
+	printed     bool
+}
+
+// progressEvery is how often a long step says how far it is, so that a
+// start of thousands of nodes does not leave a silent terminal.
+const progressEvery = 2 * time.Second
+
+// progress prints the running step's progress, at most every
+// progressEvery and only when it changed.
+func (u *up) progress(msg string) {
+	p := &u.current
+	if time.Since(p.last) < progressEvery || msg == p.said {
+		return
+	}
+	if !p.printed {
+		fmt.Fprintln(u.o.Out)
+	}
+	fmt.Fprintf(u.o.Out, "    %6s  %s\n", since(p.start), msg)
+	p.last, p.said, p.printed = time.Now(), msg, true
 }
 
 func (u *up) credentials(context.Context) error {
@@ -332,6 +364,12 @@ func (u *up) install(ctx context.Context) error {
 			return err
 		}
 	}
+	// The controller manager creates it too, once it has started and
+	// synced: seconds a test would wait for before it may create a pod.
+	sa := &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
+	if _, err := u.clients.Kube.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the default service account: %w", err)
+	}
 	if err := objects.InstallCRDs(ctx, u.clients, u.crds); err != nil {
 		return err
 	}
@@ -341,82 +379,21 @@ func (u *up) install(ctx context.Context) error {
 	return objects.InstallSnapshotClasses(ctx, u.clients, u.o.Cluster)
 }
 
+// objectsAndNodes installs the objects while it creates the nodes: kwok
+// and the kubelet stand-in take the nodes up while the API server
+// establishes the CRDs, and the CRDs are there within seconds whatever
+// the node count (snapshot-controller gives up on them after 30 s).
+func (u *up) objectsAndNodes(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return u.install(ctx) })
+	g.Go(func() error { return u.nodes(ctx) })
+	return g.Wait()
+}
+
 func (u *up) nodes(ctx context.Context) error {
-	return objects.CreateNodes(ctx, u.clients, u.o.Cluster)
-}
-
-// ready waits for every node to be Ready, every node plugin registered at
-// start to be in its CSINode, and the default service account, without
-// which no pod can be created.
-func (u *up) ready(ctx context.Context) error {
-	want := map[string]bool{}
-	for _, n := range u.o.Cluster.Nodes {
-		want[n.Name] = n.RegistersAtStart()
-	}
-	progress := "nothing listed yet"
-	err := u.waitFor(ctx, u.state.Processes, func(ctx context.Context) (bool, error) {
-		nodes, err := u.clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		csiNodes, err := u.clients.Kube.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		ready, registered := countReady(nodes.Items), countRegistered(csiNodes.Items, want, u.o.Cluster.Drivers())
-		progress = fmt.Sprintf("%d of %d nodes Ready, %d of %d node plugins registered", ready, len(want), registered, countTrue(want))
-		if ready < len(want) || registered < countTrue(want) {
-			return false, nil
-		}
-		_, err = u.clients.Kube.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		progress += ", no default service account yet"
-		return err == nil, nil
+	return objects.CreateNodes(ctx, u.clients, u.o.Cluster, func(created int) {
+		u.progress(fmt.Sprintf("%d of %d nodes created", created, len(u.o.Cluster.Nodes)))
 	})
-	if err != nil {
-		return fmt.Errorf("%w (%s)", err, progress)
-	}
-	return nil
-}
-
-func countReady(nodes []v1.Node) int {
-	n := 0
-	for _, node := range nodes {
-		for _, c := range node.Status.Conditions {
-			if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// countRegistered counts the wanted nodes whose CSINode lists every one
-// of drivers.
-func countRegistered(csiNodes []storagev1.CSINode, want map[string]bool, drivers []string) int {
-	n := 0
-	for _, cn := range csiNodes {
-		if !want[cn.Name] {
-			continue
-		}
-		all := true
-		for _, name := range drivers {
-			all = all && slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == name })
-		}
-		if all {
-			n++
-		}
-	}
-	return n
-}
-
-func countTrue(m map[string]bool) int {
-	n := 0
-	for _, v := range m {
-		if v {
-			n++
-		}
-	}
-	return n
 }
 
 // waitFor polls cond until it holds, failing at once with the log of any

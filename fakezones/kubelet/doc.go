@@ -15,12 +15,22 @@
 // of each on every node with the driver, registered the same way: one
 // CSINode entry per driver, and one entry per driver in the annotation.
 //
-// Like kubelet it creates every node's CSINode, with no drivers, before
-// any plugin registers; the cluster file can instead leave a node without
-// a CSINode, without the driver, register it late, or register it only
-// while the Node carries a label (and deregister it, removing the CSINode
-// entry and the node ID, when the label goes, as kubelet does when a
-// DaemonSet's node plugin leaves the node).
+// A node registered at start costs two API calls once its Node exists:
+// one patch of the Node (every driver's labels and node ID) and one
+// create of its CSINode with every driver's entry, so that a cluster of
+// thousands of nodes registers in seconds. Kubelet creates the CSINode
+// empty before any plugin registers; so does the stand-in for the nodes
+// the cluster file says register late or only while the Node carries a
+// label (deregistered, the CSINode entry and the node ID removed, when the
+// label goes, as kubelet does when a DaemonSet's node plugin leaves the
+// node), and for nodes without the driver; a node can also have no
+// CSINode at all. One informer on Nodes tells every registration when its
+// Node exists and every label follower when its Node changed.
+//
+// The plugins open node by node while the registrations run, each node
+// registering once its own plugins serve. Their state is volatile (no
+// fsync): it goes with the cluster, and a thousand plugins waiting on
+// their syncs took half a minute to open on a busy disk.
 //
 // It must not do anything else kubelet does (no pods, no volumes staged):
 // kwok pretends to run pods, and tests that need real mounts use kind.

@@ -289,29 +289,39 @@ func InstallRBAC(ctx context.Context, c Clients) error {
 }
 
 // CreateNodes creates the cluster's kwok nodes, zone-labelled, a few at a
-// time.
-func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster) error {
-	const workers = 16
+// time; progress, when set, is told how many are created after each one
+// (from one goroutine).
+func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster, progress func(created int)) error {
+	const workers = 32
 	work := make(chan spec.Node)
-	errs := make(chan error, len(cl.Nodes))
+	results := make(chan error)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for n := range work {
-				errs <- create(ctx, "Node", Node(n), c.Kube.CoreV1().Nodes().Create)
+				results <- create(ctx, "Node", Node(n), c.Kube.CoreV1().Nodes().Create)
 			}
 		})
 	}
-	for _, n := range cl.Nodes {
-		work <- n
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
+	go func() {
+		// Once ctx is done every create fails at once, so this ends.
+		for _, n := range cl.Nodes {
+			work <- n
+		}
+		close(work)
+		wg.Wait()
+		close(results)
+	}()
 	var msgs []string
-	for err := range errs {
+	created := 0
+	for err := range results {
 		if err != nil {
 			msgs = append(msgs, err.Error())
+			continue
+		}
+		created++
+		if progress != nil {
+			progress(created)
 		}
 	}
 	if len(msgs) > 0 {
@@ -322,7 +332,12 @@ func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster) error {
 
 // Node is the Node object of a fake node: kwok manages it (annotation),
 // it carries the well-known topology labels, and its status has room for
-// pods; kwok's node stages make it Ready and keep its lease.
+// pods. It is created Ready, with the status kwok's node-initialize stage
+// would give it (conditions, address, node info, phase), as a kubelet
+// posts its Node with a status: kwok would otherwise patch every new
+// Node's status once more, and the node lifecycle controller taint and
+// untaint it meanwhile, most of the API server's work at a thousand
+// nodes. kwok keeps its lease and heartbeats.
 func Node(n spec.Node) *v1.Node {
 	capacity := v1.ResourceList{
 		v1.ResourceCPU:    resource.MustParse("32"),
@@ -334,10 +349,34 @@ func Node(n spec.Node) *v1.Node {
 			Name: n.Name,
 			Labels: map[string]string{
 				"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+				// As kubelet labels its Node: else the node lifecycle
+				// controller patches every Node to add them.
+				"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
 				"type": "kwok", RegionLabel: n.Region, ZoneLabel: n.Zone,
 			},
 			Annotations: map[string]string{KwokAnnotation: "fake"},
 		},
-		Status: v1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+		Status: v1.NodeStatus{
+			Capacity: capacity, Allocatable: capacity,
+			Conditions: readyConditions(metav1.Now()),
+			Addresses:  []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "127.0.0.1"}, {Type: v1.NodeHostName, Address: n.Name}},
+			NodeInfo: v1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux",
+				KubeletVersion: "fakezones", KubeProxyVersion: "fakezones", ContainerRuntimeVersion: "fakezones", KernelVersion: "fakezones"},
+			Phase: v1.NodeRunning,
+		},
+	}
+}
+
+// readyConditions are a healthy node's conditions, as of now.
+func readyConditions(now metav1.Time) []v1.NodeCondition {
+	c := func(t v1.NodeConditionType, s v1.ConditionStatus, reason, msg string) v1.NodeCondition {
+		return v1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
+	}
+	return []v1.NodeCondition{
+		c(v1.NodeReady, v1.ConditionTrue, "KubeletReady", "the fake node is ready"),
+		c(v1.NodeMemoryPressure, v1.ConditionFalse, "KubeletHasSufficientMemory", "no memory pressure"),
+		c(v1.NodeDiskPressure, v1.ConditionFalse, "KubeletHasNoDiskPressure", "no disk pressure"),
+		c(v1.NodePIDPressure, v1.ConditionFalse, "KubeletHasSufficientPID", "no PID pressure"),
+		c(v1.NodeNetworkUnavailable, v1.ConditionFalse, "RouteCreated", "the network is up"),
 	}
 }

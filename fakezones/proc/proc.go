@@ -166,3 +166,35 @@ func Tail(path string, n int) string {
 	}
 	return "  " + strings.Join(lines, "\n  ")
 }
+
+// PeakRSS is the most resident memory the process has had, in bytes
+// (VmHWM in /proc/<pid>/status): what a machine must have for it, unlike
+// the current RSS, which a measurement taken after a start's burst
+// underrates.
+func (p *Process) PeakRSS() (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID))
+	if err != nil {
+		return 0, err
+	}
+	return parseHWM(data)
+}
+
+// parseHWM finds VmHWM ("VmHWM:   123456 kB") in a status file.
+func parseHWM(status []byte) (int64, error) {
+	for line := range strings.Lines(string(status)) {
+		rest, ok := strings.CutPrefix(line, "VmHWM:")
+		if !ok {
+			continue
+		}
+		kb, ok := strings.CutSuffix(strings.TrimSpace(rest), " kB")
+		if !ok {
+			return 0, fmt.Errorf("VmHWM %q is not in kB", strings.TrimSpace(rest))
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(kb), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("VmHWM: %w", err)
+		}
+		return n << 10, nil
+	}
+	return 0, fmt.Errorf("no VmHWM in status (a kernel thread or a zombie)")
+}

@@ -117,3 +117,36 @@ func TestStartFailsClearly(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestParseHWM(t *testing.T) {
+	for _, tc := range []struct {
+		name, status string
+		want         int64
+		wantErr      string
+	}{
+		{name: "kB", status: "Name:\tetcd\nVmPeak:\t  999 kB\nVmHWM:\t   2048 kB\nVmRSS:\t 1024 kB\n", want: 2 << 20},
+		{name: "missing", status: "Name:\tzombie\nState:\tZ\n", wantErr: "no VmHWM"},
+		{name: "other unit", status: "VmHWM:\t2 MB\n", wantErr: `VmHWM "2 MB" is not in kB`},
+		{name: "not a number", status: "VmHWM:\tlots kB\n", wantErr: "VmHWM: strconv.ParseInt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseHWM([]byte(tc.status))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("parseHWM = %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPeakRSSOfThisProcess(t *testing.T) {
+	got, err := (&Process{PID: os.Getpid()}).PeakRSS()
+	if err != nil || got < 1<<20 {
+		t.Fatalf("PeakRSS = %d, %v; want at least 1 MiB", got, err)
+	}
+}

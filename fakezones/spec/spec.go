@@ -45,11 +45,13 @@ const (
 // when it is "true".
 const RegisterLabel = "zonepath.csi.dev/register"
 
-// Limits that keep a typo from starting a thousand processes' worth of
-// fake nodes.
+// Limits that keep a typo from starting far more fake nodes than a
+// machine serves: 5,000 nodes take about 4 GB here, and the zone and
+// node names stay short (zone-a to zone-cv).
 const (
-	MaxZones        = 26
-	MaxNodesPerZone = 1000
+	MaxZones        = 100
+	MaxNodesPerZone = 5000
+	MaxNodes        = 10000
 	MaxRegions      = MaxZones
 )
 
@@ -191,6 +193,8 @@ func (f File) validate() error {
 		return fmt.Errorf("regions: %d is not between 1 and the number of zones (%d)", f.Regions, f.Zones)
 	case f.NodesPerZone < 1 || f.NodesPerZone > MaxNodesPerZone:
 		return fmt.Errorf("nodesPerZone: %d is not between 1 and %d", f.NodesPerZone, MaxNodesPerZone)
+	case f.Zones*f.NodesPerZone > MaxNodes:
+		return fmt.Errorf("zones x nodesPerZone: %d x %d is %d nodes, over the %d a cluster may have", f.Zones, f.NodesPerZone, f.Zones*f.NodesPerZone, MaxNodes)
 	case f.MaxVolumesPerNode < 0:
 		return fmt.Errorf("maxVolumesPerNode: %d is negative", f.MaxVolumesPerNode)
 	}
@@ -276,8 +280,21 @@ func (o NodeOverride) apply(n *Node) error {
 	return nil
 }
 
-// ZoneName is the name of the i-th zone: zone-a, zone-b, ...
-func ZoneName(i int) string { return fmt.Sprintf("zone-%c", 'a'+i) }
+// ZoneName is the name of the i-th zone: zone-a to zone-z, then zone-aa,
+// zone-ab ... zone-az, zone-ba ..., like spreadsheet columns, so that the
+// first 26 keep their names and every name is a DNS label.
+func ZoneName(i int) string { return "zone-" + zoneLetters(i) }
+
+// zoneLetters writes i in bijective base 26 with the digits a to z: every
+// string of letters is the name of exactly one index.
+func zoneLetters(i int) string {
+	var b []byte
+	for i++; i > 0; i = (i - 1) / 26 {
+		b = append(b, byte('a'+(i-1)%26))
+	}
+	slices.Reverse(b)
+	return string(b)
+}
 
 // RegionName is the name of the i-th region: region-1, region-2, ...
 func RegionName(i int) string { return fmt.Sprintf("region-%d", i+1) }
@@ -290,7 +307,7 @@ func (f File) nodes() []Node {
 	for z := 0; z < f.Zones; z++ {
 		for i := 1; i <= f.NodesPerZone; i++ {
 			nodes = append(nodes, Node{
-				Name:   fmt.Sprintf("node-%c-%d", 'a'+z, i),
+				Name:   fmt.Sprintf("node-%s-%d", zoneLetters(z), i),
 				Region: f.RegionOf(z), Zone: ZoneName(z),
 				Registration:      Registered,
 				MaxVolumesPerNode: f.MaxVolumesPerNode,

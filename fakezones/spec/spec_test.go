@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 )
 
@@ -64,6 +65,15 @@ func TestExpand(t *testing.T) {
 				t.Errorf("attach limits = %d, %d", byName["node-c-1"].MaxVolumesPerNode, byName["node-c-2"].MaxVolumesPerNode)
 			}
 		}},
+		{name: "5,000 nodes in 30 zones of 3 regions", file: File{Regions: 3, Zones: 30, NodesPerZone: 167}, check: func(t *testing.T, c *Cluster) {
+			last := c.Nodes[len(c.Nodes)-1]
+			if len(c.Nodes) != 5010 || last.Name != "node-ad-167" || last.Zone != "zone-ad" || last.Region != "region-3" {
+				t.Fatalf("%d nodes, last %+v", len(c.Nodes), last)
+			}
+			if _, err := c.DriverTopology().Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: "extra drivers", file: File{ExtraDrivers: []ExtraDriver{
 			{Name: "nocap.zonepath.csi.dev", DisableCapabilities: []string{"SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"}},
 			{Name: "second.example.com"},
@@ -98,10 +108,11 @@ func TestExpandErrors(t *testing.T) {
 		{name: "extra driver name uppercase", file: File{ExtraDrivers: []ExtraDriver{{Name: "NoCap.dev"}}}, wantErr: `extraDrivers[0].name: "NoCap.dev": a lowercase RFC 1123 subdomain`},
 		{name: "extra driver unknown capability", file: File{ExtraDrivers: []ExtraDriver{{Name: "a.dev", DisableCapabilities: []string{"SNAPSHOTS"}}}}, wantErr: `extraDrivers[0].disableCapabilities: unknown capability "SNAPSHOTS"`},
 		{name: "extra driver without controller", file: File{ExtraDrivers: []ExtraDriver{{Name: "a.dev", DisableCapabilities: []string{"CONTROLLER_SERVICE"}}}}, wantErr: "CONTROLLER_SERVICE cannot be disabled"},
-		{name: "too many zones", file: File{Zones: 27}, wantErr: "zones: 27 is not between 1 and 26"},
+		{name: "too many zones", file: File{Zones: 101}, wantErr: "zones: 101 is not between 1 and 100"},
 		{name: "more regions than zones", file: File{Regions: 4, Zones: 3}, wantErr: "regions: 4"},
 		{name: "negative nodes", file: File{NodesPerZone: -1}, wantErr: "nodesPerZone: -1"},
-		{name: "too many nodes", file: File{NodesPerZone: 1001}, wantErr: "nodesPerZone: 1001"},
+		{name: "too many nodes per zone", file: File{NodesPerZone: 5001}, wantErr: "nodesPerZone: 5001"},
+		{name: "too many nodes", file: File{Zones: 3, NodesPerZone: 3334}, wantErr: "zones x nodesPerZone: 3 x 3334 is 10002 nodes, over the 10000"},
 		{name: "negative limit", file: File{MaxVolumesPerNode: -1}, wantErr: "maxVolumesPerNode: -1"},
 		{name: "unknown node", file: File{Nodes: []NodeOverride{{Name: "node-z-9"}}}, wantErr: `"node-z-9" is not a node of this cluster (nodes are named like node-a-1)`},
 		{name: "node twice", file: File{Nodes: []NodeOverride{{Name: "node-a-1"}, {Name: "node-a-1"}}}, wantErr: "listed twice"},
@@ -123,6 +134,30 @@ func TestExpandErrors(t *testing.T) {
 
 // The driver must accept the topology file the cluster writes for it,
 // with every node that has the driver and no other.
+// TestZoneName: the first 26 zones keep their one-letter names, later
+// ones go on like spreadsheet columns, and every name is a DNS label.
+func TestZoneName(t *testing.T) {
+	for _, tc := range []struct {
+		i    int
+		want string
+	}{
+		{0, "zone-a"}, {25, "zone-z"}, {26, "zone-aa"}, {27, "zone-ab"}, {51, "zone-az"}, {52, "zone-ba"},
+		{MaxZones - 1, "zone-cv"}, {701, "zone-zz"}, {702, "zone-aaa"},
+	} {
+		if got := ZoneName(tc.i); got != tc.want {
+			t.Errorf("ZoneName(%d) = %s, want %s", tc.i, got, tc.want)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range MaxZones {
+		name := ZoneName(i)
+		if errs := validation.IsDNS1123Label(name); len(errs) > 0 || seen[name] {
+			t.Fatalf("ZoneName(%d) = %q: %v, seen before: %v", i, name, errs, seen[name])
+		}
+		seen[name] = true
+	}
+}
+
 func TestDriverTopologyValidates(t *testing.T) {
 	c, err := File{Regions: 2, Zones: 4, NodesPerZone: 3, MaxVolumesPerNode: 5,
 		SnapshotQuotas: map[string]int64{"zone-c": 2},

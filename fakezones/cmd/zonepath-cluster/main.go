@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -41,9 +42,35 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeletCommand())
-	if err := root.ExecuteContext(ctx); err != nil {
+	stopProfile := cpuProfile()
+	err := root.ExecuteContext(ctx)
+	stopProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "zonepath-cluster:", err)
 		os.Exit(1)
+	}
+}
+
+// cpuProfile writes a CPU profile of this command to
+// $ZONEPATH_CPUPROFILE/<subcommand>.pprof when that directory is set; up's
+// children inherit it, so one variable profiles up and the kubelet
+// stand-in (make bench-fakezones).
+func cpuProfile() (stop func()) {
+	dir := os.Getenv("ZONEPATH_CPUPROFILE")
+	if dir == "" || len(os.Args) < 2 {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, os.Args[1]+".pprof"))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zonepath-cluster: not profiling:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
 	}
 }
 
@@ -158,6 +185,9 @@ func statusCommand() *cobra.Command {
 			state := "stopped"
 			if p.Alive() {
 				state = "running"
+				if peak, err := p.PeakRSS(); err == nil {
+					state += fmt.Sprintf(", peak RSS %d MiB", peak>>20)
+				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%-36s pid %-8d %s\n", p.Name, p.PID, state)
 		}
