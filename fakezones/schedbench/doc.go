@@ -12,8 +12,9 @@
 // count). The plain phase has pods without volumes; the snapshot phase
 // has pods with a WaitForFirstConsumer claim restored from a
 // VolumeSnapshot that the cluster's real snapshotter took, with zonal or
-// regional topology. Latency is the scheduler's own histogram
-// (LatencyMetric), read from its /metrics at the end of the phase.
+// regional topology. Latency comes from the scheduler's own histograms
+// (AlgorithmMetric, AttemptMetric), read from its /metrics at the end of
+// the phase.
 //
 // The claims' StorageClass names a provisioner nobody serves; the Binder
 // plays provisioner and PV controller for both schedulers alike, so the

@@ -11,15 +11,19 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// LatencyMetric is the scheduler histogram the benchmark reads latency
-// from: one scheduling cycle of one pod, from popping it off the queue to
-// assuming it on a node (PreFilter, Filter, Score, Reserve, Permit). It
-// leaves out the time a pod waited in the queue, which with a backlog of
-// a thousand pods says more about the backlog than about the scheduler,
-// and the binding cycle, whose wait for the volume binder (a one-second
-// poll in VolumeBinding's PreBind) is the same with and without the
-// plugin.
-const LatencyMetric = "scheduler_scheduling_attempt_duration_seconds"
+// The scheduler histograms the benchmark reads latency from. Neither
+// counts the time a pod waited in the queue, which with a backlog of a
+// thousand pods says more about the backlog than about the scheduler.
+const (
+	// AlgorithmMetric times the scheduling algorithm of one pod:
+	// PreFilter, Filter and Score, where SnapshotTopology does its work.
+	AlgorithmMetric = "scheduler_scheduling_algorithm_duration_seconds"
+	// AttemptMetric times a whole attempt up to the pod's binding, which
+	// for a pod with a WaitForFirstConsumer claim includes VolumeBinding's
+	// PreBind wait for the volume (a one-second poll), the same with and
+	// without the plugin.
+	AttemptMetric = "scheduler_scheduling_attempt_duration_seconds"
+)
 
 // Histogram is a Prometheus histogram: cumulative counts per upper
 // bound, the +Inf bucket being Count.
@@ -29,14 +33,19 @@ type Histogram struct {
 	Count  uint64
 }
 
-// ParseHistogram reads the histogram name from Prometheus text format,
-// summing every series whose labels include match.
-func ParseHistogram(r io.Reader, name string, match map[string]string) (Histogram, error) {
+// parseMetrics reads Prometheus text format.
+func parseMetrics(r io.Reader) (map[string]*dto.MetricFamily, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(r)
 	if err != nil {
-		return Histogram{}, fmt.Errorf("parsing metrics: %w", err)
+		return nil, fmt.Errorf("parsing metrics: %w", err)
 	}
+	return families, nil
+}
+
+// histogram is the sum of the series of the histogram name whose labels
+// include match.
+func histogram(families map[string]*dto.MetricFamily, name string, match map[string]string) (Histogram, error) {
 	family, ok := families[name]
 	if !ok || family.GetType() != dto.MetricType_HISTOGRAM {
 		return Histogram{}, fmt.Errorf("no histogram %s in the metrics", name)
@@ -46,6 +55,7 @@ func ParseHistogram(r io.Reader, name string, match map[string]string) (Histogra
 		if !hasLabels(m, match) {
 			continue
 		}
+		var err error
 		if sum, err = sum.Add(fromProto(m.GetHistogram())); err != nil {
 			return Histogram{}, fmt.Errorf("%s: %w", name, err)
 		}

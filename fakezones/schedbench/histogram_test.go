@@ -26,7 +26,7 @@ scheduler_scheduling_attempt_duration_seconds_count{profile="bench",result="unsc
 scheduler_pending_pods{queue="active"} 0
 `
 
-func TestParseHistogram(t *testing.T) {
+func TestHistogram(t *testing.T) {
 	bounds := []float64{0.001, 0.002, 0.004}
 	for _, tc := range []struct {
 		name    string
@@ -35,17 +35,21 @@ func TestParseHistogram(t *testing.T) {
 		want    Histogram
 		wantErr string
 	}{
-		{"one series", LatencyMetric, map[string]string{"result": "scheduled"},
+		{"one series", AttemptMetric, map[string]string{"result": "scheduled"},
 			Histogram{Bounds: bounds, Counts: []uint64{1, 3, 10}, Count: 10}, ""},
-		{"series summed", LatencyMetric, map[string]string{"profile": "bench"},
+		{"series summed", AttemptMetric, map[string]string{"profile": "bench"},
 			Histogram{Bounds: bounds, Counts: []uint64{1, 3, 12}, Count: 12}, ""},
-		{"no series matches", LatencyMetric, map[string]string{"profile": "other"}, Histogram{}, ""},
-		{"label absent from the series", LatencyMetric, map[string]string{"node": "x"}, Histogram{}, ""},
+		{"no series matches", AttemptMetric, map[string]string{"profile": "other"}, Histogram{}, ""},
+		{"label absent from the series", AttemptMetric, map[string]string{"node": "x"}, Histogram{}, ""},
 		{"not a histogram", "scheduler_pending_pods", nil, Histogram{}, "no histogram scheduler_pending_pods"},
 		{"missing", "nope", nil, Histogram{}, "no histogram nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseHistogram(strings.NewReader(exposition), tc.metric, tc.match)
+			families, err := parseMetrics(strings.NewReader(exposition))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := histogram(families, tc.metric, tc.match)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
@@ -62,8 +66,8 @@ func TestParseHistogram(t *testing.T) {
 	}
 }
 
-func TestParseHistogramBadText(t *testing.T) {
-	if _, err := ParseHistogram(strings.NewReader("not metrics {"), LatencyMetric, nil); err == nil {
+func TestParseMetricsBadText(t *testing.T) {
+	if _, err := parseMetrics(strings.NewReader("not metrics {")); err == nil {
 		t.Error("no error for text that is not the Prometheus format")
 	}
 }

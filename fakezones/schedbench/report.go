@@ -1,6 +1,7 @@
 package schedbench
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -34,8 +35,9 @@ type Phase struct {
 	// first to the last of them getting a node.
 	Pods    int
 	Elapsed time.Duration
-	// Latency is the scheduler's LatencyMetric over the phase.
-	Latency Histogram
+	// Algorithm and Attempt are the scheduler's AlgorithmMetric and
+	// AttemptMetric over the phase.
+	Algorithm, Attempt Histogram
 	// InTopology is how many snapshot pods landed on a node their
 	// snapshot's nodeAffinity admits.
 	InTopology int
@@ -57,9 +59,9 @@ type Line struct {
 	Rounds    int
 	// PodsPerSecond is the median over rounds.
 	PodsPerSecond float64
-	// P99 is the 99th percentile of the rounds' merged latency histogram,
-	// in seconds.
-	P99 float64
+	// P99Algorithm and P99Attempt are the 99th percentiles of the rounds'
+	// merged histograms, in seconds.
+	P99Algorithm, P99Attempt float64
 	// Pods and InTopology are summed over rounds (snapshot pods only).
 	Pods, InTopology int
 }
@@ -103,7 +105,7 @@ func summarize(sched string, class Class, phases []Phase) (Line, error) {
 	}
 	rounds := map[int]*sum{}
 	line := Line{Scheduler: sched, Class: class}
-	var latency Histogram
+	var algorithm, attempt Histogram
 	for _, p := range phases {
 		if p.Scheduler != sched || (class != Overall && p.Class != class) {
 			continue
@@ -115,8 +117,10 @@ func summarize(sched string, class Class, phases []Phase) (Line, error) {
 		}
 		r.intervals += p.Pods - 1
 		r.elapsed += p.Elapsed
-		var err error
-		if latency, err = latency.Add(p.Latency); err != nil {
+		var err1, err2 error
+		algorithm, err1 = algorithm.Add(p.Algorithm)
+		attempt, err2 = attempt.Add(p.Attempt)
+		if err := errors.Join(err1, err2); err != nil {
 			return Line{}, fmt.Errorf("%s %s round %d: %w", sched, class, p.Round, err)
 		}
 		if p.Class == Snapshot {
@@ -130,7 +134,7 @@ func summarize(sched string, class Class, phases []Phase) (Line, error) {
 	}
 	line.Rounds = len(rates)
 	line.PodsPerSecond = median(rates)
-	line.P99 = latency.Quantile(0.99)
+	line.P99Algorithm, line.P99Attempt = algorithm.Quantile(0.99), attempt.Quantile(0.99)
 	return line, nil
 }
 
@@ -202,13 +206,14 @@ func PlacementOK(lines []Line, with string) bool {
 // final RESULT line, and reports whether everything passed.
 func WriteTable(w io.Writer, lines []Line, with, without string, verdicts []Verdict) bool {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "pods\tscheduler\trounds\tpods/s (median)\tp99 attempt\tsnapshot pods in topology")
+	fmt.Fprintln(tw, "pods\tscheduler\trounds\tpods/s (median)\tp99 algorithm\tp99 attempt\tsnapshot pods in topology")
 	for _, l := range lines {
 		placed := ""
 		if l.Class == Snapshot {
 			placed = fmt.Sprintf("%d/%d", l.InTopology, l.Pods)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\n", l.Class, l.Scheduler, l.Rounds, l.PodsPerSecond, seconds(l.P99), placed)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\t%s\n", l.Class, l.Scheduler, l.Rounds, l.PodsPerSecond,
+			seconds(l.P99Algorithm), seconds(l.P99Attempt), placed)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)

@@ -12,11 +12,11 @@ func TestSummarize(t *testing.T) {
 	h := Histogram{Bounds: []float64{0.01, 0.02}, Counts: []uint64{99, 100}, Count: 100}
 	phases := []Phase{
 		// Round 0: plain 101 pods in 1s (100/s), snapshot 101 in 4s (25/s).
-		{Scheduler: "with", Class: Plain, Round: 0, Pods: 101, Elapsed: time.Second, Latency: h},
-		{Scheduler: "with", Class: Snapshot, Round: 0, Pods: 101, Elapsed: 4 * time.Second, Latency: h, InTopology: 101},
+		{Scheduler: "with", Class: Plain, Round: 0, Pods: 101, Elapsed: time.Second, Algorithm: h, Attempt: h},
+		{Scheduler: "with", Class: Snapshot, Round: 0, Pods: 101, Elapsed: 4 * time.Second, Algorithm: h, Attempt: h, InTopology: 101},
 		// Round 1: plain 50/s, snapshot 20/s.
-		{Scheduler: "with", Class: Plain, Round: 1, Pods: 101, Elapsed: 2 * time.Second, Latency: h},
-		{Scheduler: "with", Class: Snapshot, Round: 1, Pods: 101, Elapsed: 5 * time.Second, Latency: h, InTopology: 100},
+		{Scheduler: "with", Class: Plain, Round: 1, Pods: 101, Elapsed: 2 * time.Second, Algorithm: h, Attempt: h},
+		{Scheduler: "with", Class: Snapshot, Round: 1, Pods: 101, Elapsed: 5 * time.Second, Algorithm: h, Attempt: h, InTopology: 100},
 		{Scheduler: "without", Class: Plain, Round: 0, Pods: 11, Elapsed: time.Second},
 	}
 	lines, err := Summarize(phases)
@@ -47,18 +47,18 @@ func TestSummarize(t *testing.T) {
 			t.Errorf("line %d = %+v, want %+v", i, l, w)
 		}
 	}
-	if p99 := lines[0].P99; math.Abs(p99-0.01) > 1e-9 {
+	if p99 := lines[0].P99Algorithm; math.Abs(p99-0.01) > 1e-9 {
 		t.Errorf("p99 of with/plain = %v, want 0.01", p99)
 	}
-	if !math.IsNaN(lines[3].P99) {
-		t.Errorf("p99 without samples = %v, want NaN", lines[3].P99)
+	if !math.IsNaN(lines[3].P99Attempt) {
+		t.Errorf("p99 without samples = %v, want NaN", lines[3].P99Attempt)
 	}
 }
 
 func TestSummarizeRefusesMixedBuckets(t *testing.T) {
 	_, err := Summarize([]Phase{
-		{Scheduler: "a", Class: Plain, Pods: 2, Elapsed: time.Second, Latency: Histogram{Bounds: []float64{1}, Counts: []uint64{1}, Count: 1}},
-		{Scheduler: "a", Class: Plain, Round: 1, Pods: 2, Elapsed: time.Second, Latency: Histogram{Bounds: []float64{2}, Counts: []uint64{1}, Count: 1}},
+		{Scheduler: "a", Class: Plain, Pods: 2, Elapsed: time.Second, Attempt: Histogram{Bounds: []float64{1}, Counts: []uint64{1}, Count: 1}},
+		{Scheduler: "a", Class: Plain, Round: 1, Pods: 2, Elapsed: time.Second, Attempt: Histogram{Bounds: []float64{2}, Counts: []uint64{1}, Count: 1}},
 	})
 	if err == nil {
 		t.Error("no error for histograms with different buckets")
@@ -85,7 +85,7 @@ func TestMedian(t *testing.T) {
 
 func TestCheckAndTable(t *testing.T) {
 	line := func(sched string, class Class, rate float64, pods, in int) Line {
-		return Line{Scheduler: sched, Class: class, Rounds: 1, PodsPerSecond: rate, P99: 0.004, Pods: pods, InTopology: in}
+		return Line{Scheduler: sched, Class: class, Rounds: 1, PodsPerSecond: rate, P99Algorithm: 0.004, P99Attempt: 1.5, Pods: pods, InTopology: in}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -97,7 +97,7 @@ func TestCheckAndTable(t *testing.T) {
 			line("A", Plain, 96, 0, 0), line("A", Snapshot, 50, 10, 10), line("A", Overall, 80, 10, 10),
 			line("B", Plain, 100, 0, 0), line("B", Snapshot, 60, 10, 1), line("B", Overall, 100, 10, 1),
 		}, true, []string{"plain    pods/s A / B = 0.960, target >= 0.95: PASS", "overall  pods/s A / B = 0.800, target >= 0.80: PASS",
-			"RESULT: PASS", "10/10", "1/10", "4ms"}},
+			"RESULT: PASS", "10/10", "1/10", "4ms", "1.5s"}},
 		{"plain pods slower", []Line{
 			line("A", Plain, 94, 0, 0), line("A", Snapshot, 50, 10, 10), line("A", Overall, 90, 10, 10),
 			line("B", Plain, 100, 0, 0), line("B", Overall, 100, 0, 0),

@@ -77,8 +77,9 @@ func (b *Bench) round(ctx context.Context, s Scheduler, r int) (phases []Phase, 
 		if err != nil {
 			return phases, fmt.Errorf("%s pods: %w", class, err)
 		}
-		fmt.Fprintf(b.Out, "round %d  %-18s  %-8s  %d pods in %6.2fs = %6.1f pods/s  p99 %-8s  load %s\n",
-			r, s.Binary, class, p.Pods, p.Elapsed.Seconds(), rate(p.Pods-1, p.Elapsed), seconds(p.Latency.Quantile(0.99)), Load())
+		fmt.Fprintf(b.Out, "round %d  %-18s  %-8s  %d pods in %6.2fs = %6.1f pods/s  p99 algorithm %-8s attempt %-8s  load %s\n",
+			r, s.Binary, class, p.Pods, p.Elapsed.Seconds(), rate(p.Pods-1, p.Elapsed),
+			seconds(p.Algorithm.Quantile(0.99)), seconds(p.Attempt.Quantile(0.99)), Load())
 		phases = append(phases, p)
 	}
 	return phases, nil
@@ -108,11 +109,12 @@ func (b *Bench) phase(ctx context.Context, s Scheduler, round int, class Class) 
 	if err := watch.waitScheduled(ctx, b.Pods, b.Timeout); err != nil {
 		return Phase{}, fmt.Errorf("%w; last lines of %s:\n%s", err, sched.proc.Log, proc.Tail(sched.proc.Log, 15))
 	}
-	latency, err := sched.latency(s.ProfileName())
+	algorithm, attempt, err := sched.latency(s.ProfileName())
 	if err != nil {
 		return Phase{}, err
 	}
-	p := Phase{Scheduler: s.Binary, Class: class, Round: round, Pods: b.Pods, Elapsed: watch.elapsed(), Latency: latency}
+	p := Phase{Scheduler: s.Binary, Class: class, Round: round, Pods: b.Pods, Elapsed: watch.elapsed(),
+		Algorithm: algorithm, Attempt: attempt}
 	if class == Snapshot {
 		p.InTopology = watch.inTopology(b.Topology, b.Nodes)
 	}

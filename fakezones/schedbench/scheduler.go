@@ -121,18 +121,27 @@ func (r *running) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// latency is the LatencyMetric histogram of the pods the profile
-// scheduled.
-func (r *running) latency(profile string) (Histogram, error) {
+// latency is the algorithm and the attempt histograms of the pods the
+// scheduler scheduled. Every phase runs its own scheduler process with a
+// single profile, so the histograms cover exactly that phase.
+func (r *running) latency(profile string) (algorithm, attempt Histogram, err error) {
 	resp, err := r.https.Get(r.url + "/metrics")
 	if err != nil {
-		return Histogram{}, fmt.Errorf("%s metrics: %w", r.proc.Name, err)
+		return Histogram{}, Histogram{}, fmt.Errorf("%s metrics: %w", r.proc.Name, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Histogram{}, fmt.Errorf("%s metrics: %s", r.proc.Name, resp.Status)
+		return Histogram{}, Histogram{}, fmt.Errorf("%s metrics: %s", r.proc.Name, resp.Status)
 	}
-	return ParseHistogram(resp.Body, LatencyMetric, map[string]string{"profile": profile, "result": "scheduled"})
+	families, err := parseMetrics(resp.Body)
+	if err != nil {
+		return Histogram{}, Histogram{}, fmt.Errorf("%s metrics: %w", r.proc.Name, err)
+	}
+	if algorithm, err = histogram(families, AlgorithmMetric, nil); err != nil {
+		return Histogram{}, Histogram{}, err
+	}
+	attempt, err = histogram(families, AttemptMetric, map[string]string{"profile": profile, "result": "scheduled"})
+	return algorithm, attempt, err
 }
 
 func (r *running) stop() error {
