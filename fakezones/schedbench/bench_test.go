@@ -32,8 +32,9 @@ var (
 	zones   = flag.Int("zones", 30, "zones, each with its own zonal snapshot")
 	nodes   = flag.Int("nodes", 5000, "nodes in all, spread evenly over the zones (rounded up)")
 	pods    = flag.Int("pods", 1000, "pods of each class (plain, snapshot) per round")
-	rounds  = flag.Int("rounds", 2, "rounds; each runs both schedulers, alternating")
-	workers = flag.Int("workers", 8, "API writes in flight when creating, binding and deleting")
+	rounds  = flag.Int("rounds", 3, "rounds; each runs both schedulers, in turns")
+	workers = flag.Int("workers", 8, "API writes in flight when creating and deleting")
+	binders = flag.Int("binders", 32, "claims the binder binds at a time")
 	timeout = flag.Duration("phase-timeout", 5*time.Minute, "how long one phase may take to schedule its pods")
 )
 
@@ -55,7 +56,7 @@ func TestSchedulerThroughput(t *testing.T) {
 	if _, err := kube.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	binder := &schedbench.Binder{Kube: kube, Nodes: nodeLabels, Workers: *workers, Errors: os.Stderr}
+	binder := &schedbench.Binder{Kube: kube, Nodes: nodeLabels, Workers: *binders, Errors: os.Stderr}
 	go func() { _ = binder.Run(ctx) }()
 
 	bench := &schedbench.Bench{Kube: kube, Kubeconfig: c.Kubeconfig, BinDir: clustertest.BinDir(t), Dir: t.TempDir(),

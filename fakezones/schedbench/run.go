@@ -46,13 +46,19 @@ type Bench struct {
 	Out     io.Writer
 }
 
-// Run runs rounds rounds, each scheduler once per round in the given
-// order (A, B, A, B, ...), so that a drift in the machine's load hits
-// both alike, and returns every phase.
+// Run runs rounds rounds, each scheduler once per round, and returns
+// every phase. The order turns every other round (A B, B A, A B, ...):
+// on a shared machine the load drifts, and a fixed order would hand one
+// scheduler the same neighbour every round (and the after-effects of the
+// other's phases).
 func (b *Bench) Run(ctx context.Context, schedulers []Scheduler, rounds int) ([]Phase, error) {
 	var out []Phase
 	for r := 1; r <= rounds; r++ {
-		for _, s := range schedulers {
+		order := slices.Clone(schedulers)
+		if r%2 == 0 {
+			slices.Reverse(order)
+		}
+		for _, s := range order {
 			phases, err := b.round(ctx, s, r)
 			out = append(out, phases...)
 			if err != nil {
