@@ -16,7 +16,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -44,7 +43,10 @@ func TestSchedulerThroughput(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kube := fastClient(t, c.Kubeconfig)
-	nodeLabels := listNodes(t, kube)
+	nodeLabels, err := schedbench.Nodes(ctx, kube, *binders)
+	if err != nil {
+		t.Fatal(err)
+	}
 	fmt.Printf("cluster: %d nodes in %d zones, %d regions, ready in %s; load %s\n",
 		len(nodeLabels), *zones, *regions, c.ReadyIn.Round(time.Second), schedbench.Load())
 
@@ -88,18 +90,6 @@ func fastClient(t *testing.T, kubeconfig string) kubernetes.Interface {
 	}
 	cfg.QPS, cfg.Burst = 5000, 5000
 	return kubernetes.NewForConfigOrDie(cfg)
-}
-
-func listNodes(t *testing.T, kube kubernetes.Interface) map[string]labels.Set {
-	list, err := kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]labels.Set{}
-	for _, n := range list.Items {
-		out[n.Name] = n.Labels
-	}
-	return out
 }
 
 // snapshots takes, through the cluster's real provisioner and
