@@ -37,10 +37,6 @@ func TestConfig(t *testing.T) {
 			if enabled != s.Plugin {
 				t.Errorf("SnapshotTopology enabled = %v, want %v", enabled, s.Plugin)
 			}
-			filter := cfg.Profiles[0].Plugins.Filter.Enabled
-			if first := len(filter) > 0 && filter[0].Name == "SnapshotTopology"; first != s.Plugin {
-				t.Errorf("filter plugins %v: SnapshotTopology first = %v, want %v", filter, first, s.Plugin)
-			}
 			if c := cfg.ClientConnection; c.QPS != 5000 || c.Burst != 5000 || c.Kubeconfig != "/kubeconfig" {
 				t.Errorf("client connection = %+v", c)
 			}
