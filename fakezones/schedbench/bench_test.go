@@ -59,7 +59,12 @@ func TestSchedulerThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	binder := &schedbench.Binder{Kube: kube, Nodes: nodeLabels, Workers: *binders, Errors: os.Stderr}
-	go func() { _ = binder.Run(ctx) }()
+	go func() {
+		// Without the binder the snapshot phase times out; say why.
+		if err := binder.Run(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "binder stopped:", err)
+		}
+	}()
 
 	bench := &schedbench.Bench{Kube: kube, Kubeconfig: c.Kubeconfig, BinDir: clustertest.BinDir(t), Dir: t.TempDir(),
 		Namespace: clustertest.Namespace, StorageClass: class.Name, Topology: topology, Nodes: nodeLabels,
