@@ -99,20 +99,21 @@ func (w Workload) Claim(i int) *v1.PersistentVolumeClaim {
 // Create creates the phase's claims, then its pods, workers at a time.
 func (w Workload) Create(ctx context.Context, kube kubernetes.Interface, workers int) error {
 	if w.Class == Snapshot {
-		claims := kube.CoreV1().PersistentVolumeClaims(w.Namespace)
-		if err := parallel(ctx, w.Pods, workers, func(i int) error {
-			_, err := claims.Create(ctx, w.Claim(i), metav1.CreateOptions{})
+		if err := createN(ctx, "claims", w.Pods, workers, w.Claim, kube.CoreV1().PersistentVolumeClaims(w.Namespace).Create); err != nil {
 			return err
-		}); err != nil {
-			return fmt.Errorf("creating claims: %w", err)
 		}
 	}
-	pods := kube.CoreV1().Pods(w.Namespace)
-	if err := parallel(ctx, w.Pods, workers, func(i int) error {
-		_, err := pods.Create(ctx, w.Pod(i), metav1.CreateOptions{})
+	return createN(ctx, "pods", w.Pods, workers, w.Pod, kube.CoreV1().Pods(w.Namespace).Create)
+}
+
+// createN creates object(0) ... object(n-1), workers at a time.
+func createN[T any](ctx context.Context, what string, n, workers int, object func(int) T,
+	create func(context.Context, T, metav1.CreateOptions) (T, error)) error {
+	if err := parallel(ctx, n, workers, func(i int) error {
+		_, err := create(ctx, object(i), metav1.CreateOptions{})
 		return err
 	}); err != nil {
-		return fmt.Errorf("creating pods: %w", err)
+		return fmt.Errorf("creating %s: %w", what, err)
 	}
 	return nil
 }
