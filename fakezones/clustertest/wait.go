@@ -55,8 +55,18 @@ func (c *Cluster) Provision(t testing.TB, class, snapshot string) *v1.Persistent
 // with the snapshotter's log if it is not ready in time.
 func (c *Cluster) Snapshot(t testing.TB, pvc string) *unstructured.Unstructured {
 	t.Helper()
+	return c.SnapshotOfClass(t, "snap-"+pvc, pvc, "")
+}
+
+// SnapshotOfClass is Snapshot with the snapshot's name and its
+// VolumeSnapshotClass (the default class when empty).
+func (c *Cluster) SnapshotOfClass(t testing.TB, name, pvc, class string) *unstructured.Unstructured {
+	t.Helper()
 	ctx := context.Background()
-	vs := VolumeSnapshot("snap-"+pvc, pvc)
+	vs := VolumeSnapshot(name, pvc)
+	if class != "" {
+		_ = unstructured.SetNestedField(vs.Object, class, "spec", "volumeSnapshotClassName")
+	}
 	snapshots := c.Dynamic.Resource(snapshotapi.VolumeSnapshots).Namespace(Namespace)
 	if _, err := snapshots.Create(ctx, vs, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -23,11 +23,8 @@ func (pl *Plugin) Filter(_ context.Context, cs fwk.CycleState, _ *v1.Pod, nodeIn
 	if node == nil {
 		return fwk.AsStatus(errors.New("node not found"))
 	}
-	for i := range s.constraints {
-		c := &s.constraints[i]
-		if !c.match.matches(node.Labels) {
-			return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, c.reasons...)
-		}
+	if c := s.rejecting(node.Labels); c != nil {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, c.reasons...)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
@@ -65,6 +66,21 @@ func TestFilter(t *testing.T) {
 		},
 	}}
 	for _, tc := range tests {
+		t.Run(tc.name+": PreFilter narrows to the nodes that pass", func(t *testing.T) {
+			e := newEnv(t, tc.objs...)
+			var infos []fwk.NodeInfo
+			var want []string
+			for _, n := range tc.nodes {
+				infos = append(infos, nodeInfo(n.name, n.labels))
+				if n.wantReason == "" {
+					want = append(want, n.name)
+				}
+			}
+			res, st := e.pl.PreFilter(context.Background(), framework.NewCycleState(), tc.pod, infos)
+			if !st.IsSuccess() || res == nil || !res.NodeNames.Equal(sets.New(want...)) {
+				t.Errorf("PreFilter: %v %q, result %v; want success and nodes %v", st.Code(), st.Reasons(), res, want)
+			}
+		})
 		for _, n := range tc.nodes {
 			t.Run(tc.name+": "+n.name, func(t *testing.T) {
 				e := newEnv(t, tc.objs...)
@@ -133,5 +149,18 @@ func TestFilterStatusesAreDistinct(t *testing.T) {
 	}
 	if got := s.constraints[0].reasons; len(got) != 1 || cap(got) != 1 {
 		t.Errorf("shared reasons changed: %q (cap %d)", got, cap(got))
+	}
+}
+
+// TestPreFilterNoNodeInside: when no node is inside a snapshot's
+// topology PreFilter does not narrow the search, so that Filter rejects
+// every node with the reason naming the snapshot rather than the
+// framework's "didn't satisfy plugin".
+func TestPreFilterNoNodeInside(t *testing.T) {
+	e := newEnv(t, pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap", zones("a")))
+	nodes := []fwk.NodeInfo{nodeInfo("n1", zoneNode("r1", "b")), nodeInfo("n2", zoneNode("r1", "c"))}
+	res, st := e.pl.PreFilter(context.Background(), framework.NewCycleState(), podWith("p", claimVol("c")), nodes)
+	if !st.IsSuccess() || res != nil {
+		t.Errorf("PreFilter: %v %q, result %v; want success and no result", st.Code(), st.Reasons(), res)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 )
@@ -35,7 +36,7 @@ func (s *state) Clone() fwk.StateData { return s }
 // contents' nodeAffinity once per cycle. It skips the pod (and so Filter)
 // when the gate is off, when no PVC restores from a snapshot, and when no
 // such snapshot restricts topology.
-func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if !pl.enabled {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
@@ -49,7 +50,41 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	cs.Write(stateKey, s)
-	return nil, nil
+	return s.nodesInside(nodes), nil
+}
+
+// nodesInside narrows the scheduler's search to the nodes inside every
+// constraint, so that no filter runs on the others. A pod restoring a
+// zonal snapshot fits one zone's nodes, and without the narrowing the
+// scheduler passed every node of the cluster through the filters to find
+// them: at 5,000 nodes in 30 zones such pods were scheduled at 0.68x the
+// rate of kube-scheduler, which stops filtering once it has enough
+// feasible nodes (make bench-scheduler). When no node is inside it
+// returns nil and lets Filter reject each node with the reason naming the
+// snapshot; the framework's message for nodes a PreFilter result leaves
+// out only names the plugin.
+func (s *state) nodesInside(nodes []fwk.NodeInfo) *fwk.PreFilterResult {
+	names := sets.New[string]()
+	for _, n := range nodes {
+		if node := n.Node(); node != nil && s.rejecting(node.Labels) == nil {
+			names.Insert(node.Name)
+		}
+	}
+	if names.Len() == 0 {
+		return nil
+	}
+	return &fwk.PreFilterResult{NodeNames: names}
+}
+
+// rejecting is the first constraint a node with these labels is outside
+// of, or nil.
+func (s *state) rejecting(labels map[string]string) *constraint {
+	for i := range s.constraints {
+		if c := &s.constraints[i]; !c.match.matches(labels) {
+			return c
+		}
+	}
+	return nil
 }
 
 // PreFilterExtensions returns nil: other pods on a node do not change

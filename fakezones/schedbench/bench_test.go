@@ -1,0 +1,128 @@
+//go:build livecluster
+
+// TestSchedulerThroughput is make bench-scheduler: it starts a fake-zones
+// cluster from the binaries in ZONEPATH_BIN and fails when a target of
+// issue 14 is missed. Flags after -args size it.
+package schedbench_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/zonepath/zonepath/controllers/snapshotapi"
+	"github.com/zonepath/zonepath/fakezones/clustertest"
+	"github.com/zonepath/zonepath/fakezones/objects"
+	"github.com/zonepath/zonepath/fakezones/schedbench"
+	"github.com/zonepath/zonepath/fakezones/spec"
+)
+
+var (
+	regions = flag.Int("regions", 3, "regions the zones are spread over")
+	zones   = flag.Int("zones", 30, "zones, each with its own zonal snapshot")
+	nodes   = flag.Int("nodes", 5000, "nodes in all, spread evenly over the zones (rounded up)")
+	pods    = flag.Int("pods", 1000, "pods of each class (plain, snapshot) per round")
+	rounds  = flag.Int("rounds", 3, "rounds; each runs both schedulers, in turns")
+	workers = flag.Int("workers", 8, "API writes in flight when creating and deleting")
+	binders = flag.Int("binders", 32, "claims the binder binds at a time")
+	timeout = flag.Duration("phase-timeout", 5*time.Minute, "how long one phase may take to schedule its pods")
+)
+
+func TestSchedulerThroughput(t *testing.T) {
+	perZone := (*nodes + *zones - 1) / *zones
+	c := clustertest.Start(t, spec.File{Regions: *regions, Zones: *zones, NodesPerZone: perZone}, "VolumeSnapshotTopology=true")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kube := fastClient(t, c.Kubeconfig)
+	nodeLabels, err := schedbench.Nodes(ctx, kube, *binders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("cluster: %d nodes in %d zones, %d regions, ready in %s; load %s\n",
+		len(nodeLabels), *zones, *regions, c.ReadyIn.Round(time.Second), schedbench.Load())
+
+	t0 := time.Now()
+	topology := snapshots(t, c)
+	fmt.Printf("snapshots: %d (a zonal one per zone, a regional one per region) in %s\n", len(topology), time.Since(t0).Round(time.Second))
+
+	class := schedbench.StorageClass("schedbench")
+	if _, err := kube.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binder := &schedbench.Binder{Kube: kube, Nodes: nodeLabels, Workers: *binders, Errors: os.Stderr}
+	go func() {
+		// Without the binder the snapshot phase times out; say why.
+		if err := binder.Run(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "binder stopped:", err)
+		}
+	}()
+
+	bench := &schedbench.Bench{Kube: kube, Kubeconfig: c.Kubeconfig, BinDir: clustertest.BinDir(t), Dir: t.TempDir(),
+		Namespace: clustertest.Namespace, StorageClass: class.Name, Topology: topology, Nodes: nodeLabels,
+		Pods: *pods, Workers: *workers, Timeout: *timeout, Out: os.Stdout}
+	phases, err := bench.Run(ctx, schedbench.Both, *rounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := schedbench.Summarize(phases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, without := schedbench.Both[0].Binary, schedbench.Both[1].Binary
+	fmt.Printf("\n%d nodes, %d zones in %d regions; per round %d plain + %d snapshot pods; %d rounds; %d claims bound; load %s\n",
+		len(nodeLabels), *zones, *regions, *pods, *pods, *rounds, binder.Bound(), schedbench.Load())
+	if !schedbench.WriteTable(os.Stdout, lines, with, without, schedbench.Check(lines, with, without, schedbench.Targets)) {
+		t.Fail()
+	}
+}
+
+// fastClient is a client for the benchmark's own writes, whose rate
+// limit is far above what the benchmark needs, so that creating pods and
+// binding claims never waits on the client.
+func fastClient(t *testing.T, kubeconfig string) kubernetes.Interface {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 5000, 5000
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// snapshots takes, through the cluster's real provisioner and
+// snapshotter, a snapshot of a volume in every zone (its content's
+// nodeAffinity is that zone) and, of the first zone of every region, a
+// regional one (that region), and returns each snapshot's nodeAffinity.
+func snapshots(t *testing.T, c *clustertest.Cluster) map[string][]v1.TopologySelectorTerm {
+	ctx := context.Background()
+	out := map[string][]v1.TopologySelectorTerm{}
+	add := func(name string, content *unstructured.Unstructured) {
+		terms, err := snapshotapi.NodeAffinity(content)
+		if err != nil || len(terms) == 0 {
+			t.Fatalf("snapshot %s: nodeAffinity %v (%v): the snapshotter did not record its topology", name, terms, err)
+		}
+		out[name] = terms
+	}
+	for z := range *zones {
+		zone := spec.ZoneName(z)
+		class := clustertest.ZonalStorageClass("schedbench-"+zone, objects.Driver, zone)
+		if _, err := c.Kube.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pvc := c.Provision(t, class.Name, "").Spec.ClaimRef.Name
+		add("snap-"+pvc, c.Snapshot(t, pvc))
+		if z < *regions {
+			name := "snap-region-" + spec.RegionName(z)
+			add(name, c.SnapshotOfClass(t, name, pvc, "zonepath-region"))
+		}
+	}
+	return out
+}

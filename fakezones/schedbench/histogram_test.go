@@ -1,0 +1,124 @@
+package schedbench
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const exposition = `# HELP scheduler_scheduling_attempt_duration_seconds [STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)
+# TYPE scheduler_scheduling_attempt_duration_seconds histogram
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="bench",result="scheduled",le="0.001"} 1
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="bench",result="scheduled",le="0.002"} 3
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="bench",result="scheduled",le="0.004"} 10
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="bench",result="scheduled",le="+Inf"} 10
+scheduler_scheduling_attempt_duration_seconds_sum{profile="bench",result="scheduled"} 0.02
+scheduler_scheduling_attempt_duration_seconds_count{profile="bench",result="scheduled"} 10
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="bench",result="unschedulable",le="0.001"} 0
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="bench",result="unschedulable",le="0.002"} 0
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="bench",result="unschedulable",le="0.004"} 2
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="bench",result="unschedulable",le="+Inf"} 2
+scheduler_scheduling_attempt_duration_seconds_sum{profile="bench",result="unschedulable"} 0.006
+scheduler_scheduling_attempt_duration_seconds_count{profile="bench",result="unschedulable"} 2
+# TYPE scheduler_pending_pods gauge
+scheduler_pending_pods{queue="active"} 0
+`
+
+func TestHistogram(t *testing.T) {
+	bounds := []float64{0.001, 0.002, 0.004}
+	for _, tc := range []struct {
+		name    string
+		metric  string
+		match   map[string]string
+		want    Histogram
+		wantErr string
+	}{
+		{"one series", AttemptMetric, map[string]string{"result": "scheduled"},
+			Histogram{Bounds: bounds, Counts: []uint64{1, 3, 10}, Count: 10}, ""},
+		{"series summed", AttemptMetric, map[string]string{"profile": "bench"},
+			Histogram{Bounds: bounds, Counts: []uint64{1, 3, 12}, Count: 12}, ""},
+		{"no series matches", AttemptMetric, map[string]string{"profile": "other"}, Histogram{}, ""},
+		{"label absent from the series", AttemptMetric, map[string]string{"node": "x"}, Histogram{}, ""},
+		{"not a histogram", "scheduler_pending_pods", nil, Histogram{}, "no histogram scheduler_pending_pods"},
+		{"missing", "nope", nil, Histogram{}, "no histogram nope"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			families, err := parseMetrics(strings.NewReader(exposition))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := histogram(families, tc.metric, tc.match)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("histogram (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseMetricsBadText(t *testing.T) {
+	if _, err := parseMetrics(strings.NewReader("not metrics {")); err == nil {
+		t.Error("no error for text that is not the Prometheus format")
+	}
+}
+
+func TestHistogramAdd(t *testing.T) {
+	a := Histogram{Bounds: []float64{1, 2}, Counts: []uint64{1, 2}, Count: 3}
+	for _, tc := range []struct {
+		name    string
+		h, o    Histogram
+		want    Histogram
+		wantErr bool
+	}{
+		{"empty plus a", Histogram{}, a, a, false},
+		{"a plus empty", a, Histogram{}, a, false},
+		{"a plus a", a, a, Histogram{Bounds: []float64{1, 2}, Counts: []uint64{2, 4}, Count: 6}, false},
+		{"other buckets", a, Histogram{Bounds: []float64{1, 3}, Counts: []uint64{0, 0}, Count: 1}, Histogram{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.h.Add(tc.o)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error = %v, want error %v", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got); !tc.wantErr && diff != "" {
+				t.Errorf("sum (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	// 10 samples: 1 in (0,1], 1 in (1,2], 8 in (2,4].
+	h := Histogram{Bounds: []float64{1, 2, 4}, Counts: []uint64{1, 2, 10}, Count: 10}
+	for _, tc := range []struct {
+		name string
+		h    Histogram
+		q    float64
+		want float64
+	}{
+		{"inside the first bucket", h, 0.05, 0.5},
+		{"at a bucket's top", h, 0.2, 2},
+		{"interpolated in the last bucket", h, 0.6, 3},
+		{"p99", h, 0.99, 3.975},
+		{"empty buckets before", Histogram{Bounds: []float64{1, 2}, Counts: []uint64{0, 4}, Count: 4}, 0.5, 1.5},
+		{"in +Inf: the highest bound", Histogram{Bounds: []float64{1, 2}, Counts: []uint64{1, 1}, Count: 4}, 0.99, 2},
+		{"no samples", Histogram{Bounds: []float64{1}, Counts: []uint64{0}}, 0.99, math.NaN()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.h.Quantile(tc.q)
+			if !(math.Abs(got-tc.want) < 1e-9 || math.IsNaN(got) && math.IsNaN(tc.want)) {
+				t.Errorf("Quantile(%v) = %v, want %v", tc.q, got, tc.want)
+			}
+		})
+	}
+}
