@@ -116,7 +116,7 @@ BENCH_SCHEDULER_FLAGS ?=
 bench-scheduler: build components
 	@mkdir -p $(OUT)
 	ZONEPATH_BIN=$(BIN) bash -o pipefail -c '$(GO) test -tags livecluster -count=1 -timeout 60m \
-		-run TestSchedulerThroughput -v ./fakezones/schedbench -args $(BENCH_SCHEDULER_FLAGS) \
+		-run "^$$" -bench "^BenchmarkSchedulerThroughput$$" -benchtime=1x -v ./fakezones/schedbench -args $(BENCH_SCHEDULER_FLAGS) \
 		2>&1 | tee $(OUT)/bench-scheduler.txt'
 
 ## conformance: the main job. Conformance of the built-in driver on its own

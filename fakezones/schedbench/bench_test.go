@@ -1,8 +1,11 @@
 //go:build livecluster
 
-// TestSchedulerThroughput is make bench-scheduler: it starts a fake-zones
-// cluster from the binaries in ZONEPATH_BIN and fails when a target of
-// issue 14 is missed. Flags after -args size it.
+// BenchmarkSchedulerThroughput is make bench-scheduler: it starts a
+// fake-zones cluster from the binaries in ZONEPATH_BIN and fails when a
+// target of issue 14 is missed. Flags after -args size it. A benchmark,
+// not a test, so that the cluster tests (go test -tags livecluster, which
+// make conformance runs) leave it out: it runs with -bench only, once
+// (-benchtime=1x), its rounds being its repetitions.
 package schedbench_test
 
 import (
@@ -37,7 +40,8 @@ var (
 	timeout = flag.Duration("phase-timeout", 5*time.Minute, "how long one phase may take to schedule its pods")
 )
 
-func TestSchedulerThroughput(t *testing.T) {
+func BenchmarkSchedulerThroughput(b *testing.B) {
+	t := b
 	perZone := (*nodes + *zones - 1) / *zones
 	c := clustertest.Start(t, spec.File{Regions: *regions, Zones: *zones, NodesPerZone: perZone}, "VolumeSnapshotTopology=true")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,7 +92,7 @@ func TestSchedulerThroughput(t *testing.T) {
 // fastClient is a client for the benchmark's own writes, whose rate
 // limit is far above what the benchmark needs, so that creating pods and
 // binding claims never waits on the client.
-func fastClient(t *testing.T, kubeconfig string) kubernetes.Interface {
+func fastClient(t testing.TB, kubeconfig string) kubernetes.Interface {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +105,7 @@ func fastClient(t *testing.T, kubeconfig string) kubernetes.Interface {
 // snapshotter, a snapshot of a volume in every zone (its content's
 // nodeAffinity is that zone) and, of the first zone of every region, a
 // regional one (that region), and returns each snapshot's nodeAffinity.
-func snapshots(t *testing.T, c *clustertest.Cluster) map[string][]v1.TopologySelectorTerm {
+func snapshots(t testing.TB, c *clustertest.Cluster) map[string][]v1.TopologySelectorTerm {
 	ctx := context.Background()
 	out := map[string][]v1.TopologySelectorTerm{}
 	add := func(name string, content *unstructured.Unstructured) {

@@ -22,6 +22,6 @@
 // that the plugin was at work: with it, every snapshot pod must land
 // inside its snapshot's topology.
 //
-// The cluster side is the livecluster test in bench_test.go (make
+// The cluster side is the livecluster benchmark in bench_test.go (make
 // bench-scheduler); the rest is plain code with unit tests.
 package schedbench
