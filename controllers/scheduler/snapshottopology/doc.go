@@ -14,8 +14,9 @@
 // if its labels satisfy at least one term of every such nodeAffinity.
 // PreFilter also returns the names of the nodes that do, so that the
 // scheduler filters only those rather than every node of the cluster for
-// a pod that fits one zone; when none does, it returns no node set and
-// Filter's reasons, which name the snapshot, explain the rejection.
+// a pod that fits one zone; when none of them is a node the pod's own
+// required node affinity admits, it returns no node set, so that Filter's
+// reasons, which name the snapshot, explain the rejection.
 // Bound PVCs are left to the VolumeBinding plugin: their volume exists and
 // carries its own nodeAffinity. An empty nodeAffinity restricts nothing,
 // and PreFilter returns Skip for a pod without any restricting snapshot,

@@ -164,3 +164,47 @@ func TestPreFilterNoNodeInside(t *testing.T) {
 		t.Errorf("PreFilter: %v %q, result %v; want success and no result", st.Code(), st.Reasons(), res)
 	}
 }
+
+// TestPreFilterNarrowsOnlyWhereThePodMayGo: PreFilter narrows the search
+// to the nodes inside the snapshot's topology only when one of them also
+// satisfies the pod's own required node affinity. Otherwise the
+// framework would report every node outside as merely "didn't satisfy
+// plugin(s) [SnapshotTopology]", and the pod's FailedScheduling event
+// would no longer name the snapshot (the e2e suite's scenarios 3, 6, 7
+// and 10 pin a pod outside its snapshot's topology and check that).
+func TestPreFilterNarrowsOnlyWhereThePodMayGo(t *testing.T) {
+	objs := []runtime.Object{pvc("c", "snap"), vs("snap", "content"), vsc("content", "snap", zones("a"))}
+	nodes := []fwk.NodeInfo{nodeInfo("in-a", zoneNode("r1", "a")), nodeInfo("in-b", zoneNode("r1", "b"))}
+	pinned := func(zone string) *v1.Pod {
+		p := podWith("p", claimVol("c"))
+		p.Spec.NodeSelector = map[string]string{zoneKey: zone}
+		return p
+	}
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		want []string // nil: no narrowing
+	}{
+		{"no affinity of its own", podWith("p", claimVol("c")), []string{"in-a"}},
+		{"pinned inside the topology", pinned("a"), []string{"in-a"}},
+		{"pinned outside the topology", pinned("b"), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, objs...)
+			res, st := e.pl.PreFilter(context.Background(), framework.NewCycleState(), tc.pod, nodes)
+			if !st.IsSuccess() {
+				t.Fatalf("PreFilter: %v %q", st.Code(), st.Reasons())
+			}
+			if tc.want == nil {
+				if !res.AllNodes() {
+					t.Errorf("PreFilter narrowed to %v; want no node set, so that Filter's reasons name the snapshot", sets.List(res.NodeNames))
+				}
+				return
+			}
+			if res.AllNodes() || !res.NodeNames.Equal(sets.New(tc.want...)) {
+				t.Errorf("PreFilter result %v; want nodes %v", res, tc.want)
+			}
+		})
+	}
+}
