@@ -70,6 +70,17 @@ func startHarness(t *testing.T, fake *fakeCSI) *harness {
 	return h
 }
 
+// The event recorder resolves snapshot objects through client-go's global
+// scheme. Their types are added once, before any controller runs:
+// upstream's Run returns without waiting for its workers, so adding them
+// per harness wrote the scheme while an earlier test's worker still read
+// it (a data race that failed make test now and then).
+func init() {
+	if err := snapshotscheme.AddToScheme(scheme.Scheme); err != nil {
+		panic(err)
+	}
+}
+
 // startHarnessOn runs the controller against p; setup, when set, adds
 // reactors to the dynamic client before the controller starts.
 func startHarnessOn(t *testing.T, p csiTarget, setup func(*dynamicfake.FakeDynamicClient)) *harness {
@@ -78,9 +89,6 @@ func startHarnessOn(t *testing.T, p csiTarget, setup func(*dynamicfake.FakeDynam
 	// WatchList" marker, so the reflector would wait for a bookmark the
 	// fake never sends. Real API servers send it.
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
-	if err := snapshotscheme.AddToScheme(scheme.Scheme); err != nil {
-		t.Fatal(err)
-	}
 	h := &harness{snap: snapfake.NewSimpleClientset(typedContent(p.driver, p.volume), typedClass(p.driver)), kube: kubefake.NewClientset()}
 	h.snap.PrependReactor("*", "*", clienttesting.ObjectReaction(&rvTracker{ObjectTracker: h.snap.Tracker()}))
 	content := contentObj("content", nil)
