@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/zonepath/zonepath/fakezones/proc"
 )
 
 // process is a CSI driver binary serving on a unix socket in its own
@@ -21,7 +21,7 @@ import (
 // a CO has.
 type process struct {
 	name string
-	cmd  *exec.Cmd
+	proc *proc.Process
 	conn *grpc.ClientConn
 	ctrl csi.ControllerClient
 }
@@ -30,20 +30,20 @@ type process struct {
 // dir/<name>.log, and returns once it answers GetPluginInfo.
 func start(name, bin, dir string, args ...string) (*process, error) {
 	sock := filepath.Join(dir, "csi.sock")
-	log, err := os.Create(filepath.Join(dir, name+".log"))
+	pr, err := proc.Start(proc.Spec{Name: name, Path: bin, Args: append(args, "--endpoint", "unix://"+sock),
+		Log: filepath.Join(dir, name+".log")})
 	if err != nil {
 		return nil, err
 	}
-	defer log.Close()
-	cmd := exec.Command(bin, append(args, "--endpoint", "unix://"+sock)...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &process{name: name, cmd: cmd}
+	p := &process{name: name, proc: pr}
 	if err := p.connect(sock); err != nil {
 		p.stop()
-		return nil, fmt.Errorf("%s (log %s): %w", name, log.Name(), err)
+		select {
+		case <-pr.Exited():
+			return nil, pr.ExitError() // how it ended, with its log's tail
+		default:
+			return nil, fmt.Errorf("%s: %w\nlast lines of %s:\n%s", name, err, pr.Log, proc.Tail(pr.Log, 15))
+		}
 	}
 	return p, nil
 }
@@ -56,23 +56,26 @@ func (p *process) connect(sock string) error {
 	p.conn, p.ctrl = conn, csi.NewControllerClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	go func() {
+		// A driver that exits at start fails the wait at once.
+		select {
+		case <-p.proc.Exited():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	_, err = csi.NewIdentityClient(conn).GetPluginInfo(ctx, &csi.GetPluginInfoRequest{}, grpc.WaitForReady(true))
 	return err
 }
 
-// stop ends the process with SIGTERM and waits for it.
+// stop closes the connection and ends the process: SIGTERM, SIGKILL
+// after 10 s.
 func (p *process) stop() {
 	if p.conn != nil {
 		p.conn.Close()
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
+	if err := p.proc.Stop(context.Background(), 10*time.Second); err != nil {
+		fmt.Fprintln(os.Stderr, "csibench:", err)
 	}
 }
 
@@ -80,7 +83,7 @@ func (p *process) stop() {
 // from /proc: the driver's own share of a measurement, apart from the
 // client's. Zero where /proc is missing.
 func (p *process) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.proc.PID))
 	if err != nil {
 		return 0
 	}
