@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -99,6 +101,7 @@ func TestRegistersLikeKubelet(t *testing.T) {
 			t.Errorf("%s: driver entry found = %v (err %v), want %v", tc.node, found, err, tc.driver)
 			continue
 		}
+		expectOwnedByNode(t, kube, tc.node)
 		if !tc.driver {
 			continue
 		}
@@ -238,4 +241,22 @@ func shortTempDir(t *testing.T) (string, error) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir, nil
+}
+
+// expectOwnedByNode fails unless node's CSINode is owned by its Node, as
+// kubelet makes it, so that deleting the Node deletes it.
+func expectOwnedByNode(t *testing.T, kube kubernetes.Interface, node string) {
+	t.Helper()
+	cn, err := kube.StorageV1().CSINodes().Get(context.Background(), node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := kube.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node, UID: n.UID}}
+	if diff := cmp.Diff(want, cn.OwnerReferences); diff != "" {
+		t.Errorf("%s: CSINode owners (-want +got):\n%s", node, diff)
+	}
 }
