@@ -83,7 +83,10 @@ const (
 )
 
 // Cases is the table. Each ID is unique; places are mapped by the runner.
-var Cases = []Case{
+var Cases = slices.Concat(snapshotCases, unknownCases(CreateSnapshot, "snapshot", snapshotOK), unknownPreferred,
+	volumeCases, unknownCases(CreateVolume, "volume", volumeOK))
+
+var snapshotCases = []Case{
 	{ID: "snapshot/same-requisite", RPC: CreateSnapshot, First: p(A), Existing: p(A), Requisite: p(A),
 		Clause: snapshotOK, Want: codes.OK},
 	{ID: "snapshot/usable-beyond-requisite", RPC: CreateSnapshot, First: p(A, B), Wide: true, Existing: p(A, B), Requisite: p(A),
@@ -101,19 +104,16 @@ var Cases = []Case{
 			"(their ALREADY_EXISTS row is about `volume_id`): zonepath answers ALREADY_EXISTS, as CreateVolume Errors do for " +
 			`"incompatible with ... ` + "`accessibility_requirements`\"",
 		Want: codes.AlreadyExists, Documented: true},
-	{ID: "snapshot/requisite-with-unknown-place", RPC: CreateSnapshot, First: p(A), Existing: p(A), Requisite: p(A, X),
-		Clause: snapshotOK + "; " + skipUnknown, Want: codes.OK, Also: c(codes.InvalidArgument)},
-	{ID: "snapshot/requisite-only-unknown", RPC: CreateSnapshot, First: p(A), Existing: p(A), Requisite: p(X),
-		Clause: unknown + "; the request is checked before the name is looked up (ALREADY_EXISTS, if the name is looked up first)",
-		Want:   codes.InvalidArgument, Also: c(codes.ResourceExhausted, codes.AlreadyExists)},
-	{ID: "snapshot/new-unknown-requisite", RPC: CreateSnapshot, Requisite: p(X),
-		Clause: unknown, Want: codes.InvalidArgument, Also: c(codes.ResourceExhausted)},
-	{ID: "snapshot/new-requisite-with-unknown-place", RPC: CreateSnapshot, Requisite: p(A, X),
-		Clause: skipUnknown, Want: codes.OK, Also: c(codes.InvalidArgument)},
+}
+
+var unknownPreferred = []Case{
 	{ID: "snapshot/new-unknown-preferred", RPC: CreateSnapshot, Requisite: p(A), Preferred: p(X, A),
 		Clause: `TopologyRequirement.preferred is a hint ("SHOULD first attempt"); a preferred segment naming no topology is skipped ` +
 			`(INVALID_ARGUMENT is the other reading: preferred topologies "MUST also be present in the list of requisite topologies")`,
 		Want: codes.OK, Also: c(codes.InvalidArgument)},
+}
+
+var volumeCases = []Case{
 	{ID: "volume/same-requisite", RPC: CreateVolume, First: p(A), Existing: p(A), Requisite: p(A),
 		Clause: volumeOK, Want: codes.OK},
 	{ID: "volume/wider-requisite", RPC: CreateVolume, First: p(A), Existing: p(A), Requisite: p(A, C),
@@ -123,15 +123,22 @@ var Cases = []Case{
 	{ID: "volume/requisite-outside", RPC: CreateVolume, First: p(A), Existing: p(A), Requisite: p(C),
 		Clause: `CreateVolume Errors: ALREADY_EXISTS, "Volume already exists but is incompatible with the specified ... ` + "`accessibility_requirements`\"",
 		Want:   codes.AlreadyExists},
-	{ID: "volume/requisite-with-unknown-place", RPC: CreateVolume, First: p(A), Existing: p(A), Requisite: p(A, X),
-		Clause: volumeOK + "; " + skipUnknown, Want: codes.OK, Also: c(codes.InvalidArgument)},
-	{ID: "volume/requisite-only-unknown", RPC: CreateVolume, First: p(A), Existing: p(A), Requisite: p(X),
-		Clause: unknown + "; the request is checked before the name is looked up (ALREADY_EXISTS, if the name is looked up first)",
-		Want:   codes.InvalidArgument, Also: c(codes.ResourceExhausted, codes.AlreadyExists)},
-	{ID: "volume/new-unknown-requisite", RPC: CreateVolume, Requisite: p(X),
-		Clause: unknown, Want: codes.InvalidArgument, Also: c(codes.ResourceExhausted)},
-	{ID: "volume/new-requisite-with-unknown-place", RPC: CreateVolume, Requisite: p(A, X),
-		Clause: skipUnknown, Want: codes.OK, Also: c(codes.InvalidArgument)},
+}
+
+// unknownCases are the cases of a requisite naming a place the driver does
+// not have, the same for both RPCs; reuseOK is the RPC's idempotency clause.
+func unknownCases(rpc RPC, kind, reuseOK string) []Case {
+	const checkedFirst = "; the request is checked before the name is looked up (ALREADY_EXISTS, if the name is looked up first)"
+	return []Case{
+		{ID: kind + "/requisite-with-unknown-place", RPC: rpc, First: p(A), Existing: p(A), Requisite: p(A, X),
+			Clause: reuseOK + "; " + skipUnknown, Want: codes.OK, Also: c(codes.InvalidArgument)},
+		{ID: kind + "/requisite-only-unknown", RPC: rpc, First: p(A), Existing: p(A), Requisite: p(X),
+			Clause: unknown + checkedFirst, Want: codes.InvalidArgument, Also: c(codes.ResourceExhausted, codes.AlreadyExists)},
+		{ID: kind + "/new-unknown-requisite", RPC: rpc, Requisite: p(X),
+			Clause: unknown, Want: codes.InvalidArgument, Also: c(codes.ResourceExhausted)},
+		{ID: kind + "/new-requisite-with-unknown-place", RPC: rpc, Requisite: p(A, X),
+			Clause: skipUnknown, Want: codes.OK, Also: c(codes.InvalidArgument)},
+	}
 }
 
 func p(places ...Place) []Place            { return places }
