@@ -43,6 +43,12 @@ type Config struct {
 	// AttachLimit is the max_volumes_per_node NodeGetInfo must report;
 	// 0 accepts any positive value.
 	AttachLimit int64 `json:"attachLimit,omitempty"`
+	// WideSnapshotParameters are CreateSnapshot parameters with which the
+	// driver makes a snapshot usable from every segment of a requisite of
+	// two (a regional or replicated snapshot), added to the test snapshot
+	// parameters. Empty: the idempotency cases of a snapshot usable
+	// beyond its requisite are not exercised, and the summary says so.
+	WideSnapshotParameters map[string]string `json:"wideSnapshotParameters,omitempty"`
 }
 
 var (
@@ -127,11 +133,11 @@ func LoadConfig(path string) (Config, error) {
 // "zonepath.", next to csi-sanity's "csi." flags. Apply the result after
 // parsing with Flags.Config.
 type Flags struct {
-	file, exhausted, incompatible, lift string
-	liftTimeout                         time.Duration
-	segments                            segmentList
-	exhaustAfter                        int
-	attachLimit                         int64
+	file, exhausted, incompatible, lift, wide string
+	liftTimeout                               time.Duration
+	segments                                  segmentList
+	exhaustAfter                              int
+	attachLimit                               int64
 }
 
 // RegisterFlags adds the zonepath.* flags to fs.
@@ -145,6 +151,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&f.liftTimeout, "zonepath.lift-timeout", 0, "how long to retry after lifting (default 30s)")
 	fs.StringVar(&f.incompatible, "zonepath.incompatible-requirements", "", "code for CreateSnapshot with an existing name and source but a requisite the snapshot lies outside: AlreadyExists (default) or OK")
 	fs.Int64Var(&f.attachLimit, "zonepath.attach-limit", 0, "max_volumes_per_node NodeGetInfo must report (0: any positive value)")
+	fs.StringVar(&f.wide, "zonepath.wide-snapshot-parameters", "", "snapshot parameters, key=value,..., with which the driver makes a snapshot usable from every segment of a requisite of two")
 	return f
 }
 
@@ -181,6 +188,13 @@ func (f *Flags) Config() (Config, error) {
 	}
 	if f.attachLimit != 0 {
 		c.AttachLimit = f.attachLimit
+	}
+	if f.wide != "" {
+		params, err := parseSegment(f.wide)
+		if err != nil {
+			return c, fmt.Errorf("--zonepath.wide-snapshot-parameters: %w", err)
+		}
+		c.WideSnapshotParameters = params
 	}
 	return c, c.Validate()
 }

@@ -17,6 +17,11 @@ func TestFlagsConfig(t *testing.T) {
 			func(c Config) bool { return len(c.Segments) == 2 && c.Segments[1]["z"] == "b" }},
 		{"file then flags override", []string{"--zonepath.config", "testdata/zonepath.yaml", "--zonepath.attach-limit", "7"}, "",
 			func(c Config) bool { return c.AttachLimit == 7 && c.ExhaustAfter == 2 && len(c.Segments) == 2 }},
+		{"wide snapshot parameters", []string{"--zonepath.wide-snapshot-parameters", "example.com/copies=2,example.com/scope=region"}, "",
+			func(c Config) bool {
+				return len(c.WideSnapshotParameters) == 2 && c.WideSnapshotParameters["example.com/copies"] == "2"
+			}},
+		{"malformed wide snapshot parameters", []string{"--zonepath.wide-snapshot-parameters", "copies"}, "wide-snapshot-parameters", nil},
 		{"malformed segment", []string{"--zonepath.segment", "zone"}, "not key=value", nil},
 		{"exhaust-after without a segment", []string{"--zonepath.exhaust-after", "2"}, "needs exhaustedSegment", nil},
 		{"unknown code", []string{"--zonepath.incompatible-requirements", "Maybe"}, "AlreadyExists or OK", nil},

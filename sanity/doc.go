@@ -12,7 +12,9 @@
 // Vendors import this package, so it must not import zonepath's driver
 // (driver/...): only csi-test, the CSI spec and this module's internal/.
 // Files by area: snapshots.go, restore.go, topologykeys.go and
-// attachlimit.go hold the tests; suite.go what they share; driver.go asks
+// attachlimit.go hold the tests; idempotency.go runs the cases of
+// internal/idempotency, the table of name reuse and unknown topology that
+// zonepath's own driver test runs too; suite.go what they share; driver.go asks
 // the driver what it advertises; segments.go compares topology segments;
 // config.go and summary.go are the vendor-facing API.
 package sanity

@@ -1,16 +1,22 @@
 package sanity_test
 
 import (
+	"context"
 	"encoding/xml"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"sigs.k8s.io/yaml"
@@ -30,7 +36,10 @@ const (
 	testExhausted     = "returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite"
 	testIdempotent    = "is idempotent: the same name and requirements"
 	testOtherSource   = "rejects the same name with another source as ALREADY_EXISTS"
-	testRequirements  = "answers the same name with a requisite the snapshot lies outside as documented"
+	testRequirements  = "Snapshot topology [zonepath] answers the same name with other requirements by the spec's words"
+	testUnknown       = "Snapshot topology [zonepath] answers a requisite naming no topology of the driver"
+	testVolumeReuse   = "Volume topology [zonepath] answers the same name with other requirements by the spec's words"
+	testVolumeUnknown = "Volume topology [zonepath] answers a requisite naming no topology of the driver"
 	testRestoreIn     = "restores inside the snapshot's topology"
 	testRestoreOut    = "refuses a restore whose requisite lies entirely outside"
 	testUnconstrained = "restores a snapshot cut without requirements where its accessible_topology says"
@@ -49,13 +58,17 @@ const (
 // setting that contradicts the driver, and names the one test that must
 // fail. sanity/README.md lists them.
 var proofs = []struct {
-	name   string
-	rules  string                               // fault rules for the driver
-	world  string                               // topology file; default testdata/world.yaml
-	config func(c *zpsanity.Config, dir string) // changes to testdata/zonepath.yaml; dir holds faults.yaml
-	plugin func(*plugin.Config)                 // changes to the driver
-	fails  string                               // the test that must fail; "" none
-	warns  string                               // a SHOULD finding the summary must report
+	name      string
+	rules     string                               // fault rules for the driver
+	world     string                               // topology file; default testdata/world.yaml
+	config    func(c *zpsanity.Config, dir string) // changes to testdata/zonepath.yaml; dir holds faults.yaml
+	plugin    func(*plugin.Config)                 // changes to the driver
+	fails     string                               // the test that must fail; "" none
+	alsoFails string                               // a second test that must fail
+	says      string                               // a line the summary must print: a WARN finding, a CASE verdict
+	// intercept, when set, stands between the suite and the driver: a
+	// driver that answers some calls its own (wrong) way.
+	intercept grpc.UnaryServerInterceptor
 }{
 	{name: "correct driver"},
 	{name: "accessible_topology without the capability", fails: testCapability, rules: `
@@ -66,7 +79,7 @@ var proofs = []struct {
 - name: hide-controller-capabilities
   match: {rpc: ControllerGetCapabilities}
   action: {mutate: {clear: [capabilities]}}`},
-	{name: "preferred ignored (a SHOULD: reported, not failed)", warns: "WARN [rule:preferred]", rules: `
+	{name: "preferred ignored (a SHOULD: reported, not failed)", says: "WARN [rule:preferred]", rules: `
 - name: snapshot-not-in-preferred
   match: {rpc: CreateSnapshot, name: "zp-preferred*"}
   action: {mutate: {set: {snapshot.accessible_topology: '[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}}]'}}}`},
@@ -78,15 +91,15 @@ var proofs = []struct {
 - name: snapshot-outside-requisite
   match: {rpc: CreateSnapshot, name: "zp-requisite*"}
   action: {mutate: {set: {snapshot.accessible_topology: ` + zoneB + `}}}`},
-	{name: "snapshot usable from more zones than requisite (x > n: allowed, reported)", warns: "WARN [rule:requisite]", rules: `
+	{name: "snapshot usable from more zones than requisite (x > n: allowed, reported)", says: "WARN [rule:requisite]", rules: `
 - name: snapshot-beyond-requisite
   match: {rpc: CreateSnapshot, name: "zp-requisite*"}
   action: {mutate: {set: {snapshot.accessible_topology: ` + zonesAB + `}}}`},
-	{name: "snapshot usable from the requisite's whole region (allowed, reported)", warns: "WARN [rule:requisite]", rules: `
+	{name: "snapshot usable from the requisite's whole region (allowed, reported)", says: "WARN [rule:requisite]", rules: `
 - name: snapshot-region-wide
   match: {rpc: CreateSnapshot, name: "zp-requisite*"}
   action: {mutate: {set: {snapshot.accessible_topology: ` + region1 + `}}}`},
-	{name: "snapshot without topology for a requisite: usable everywhere (allowed, reported)", warns: "WARN [rule:requisite]", rules: `
+	{name: "snapshot without topology for a requisite: usable everywhere (allowed, reported)", says: "WARN [rule:requisite]", rules: `
 - name: snapshot-everywhere
   match: {rpc: CreateSnapshot, name: "zp-requisite*"}
   action: {mutate: {clear: [snapshot.accessible_topology]}}`},
@@ -110,10 +123,33 @@ regions:
   action: {mutate: {set: {snapshot.snapshot_id: zps-someone-else}}}`},
 	{name: "documented choice for other requirements not kept", fails: testRequirements,
 		config: func(c *zpsanity.Config, _ string) { c.IncompatibleRequirements = "OK" }},
-	{name: "snapshot claims a zone, then refuses a same-name request for it", fails: testRequirements, rules: `
-- name: snapshot-claims-zone-b
-  match: {rpc: CreateSnapshot, name: "zp-requirements*"}
-  action: {mutate: {set: {snapshot.accessible_topology: ` + zonesAB + `}}}`},
+	{name: "snapshot usable beyond the requisite refused, as before issue 25", fails: testRequirements, rules: `
+- name: refuse-snapshot-usable-beyond-requisite
+  match: {rpc: CreateSnapshot, name: "zp-snapshot-requisite-is-its-other-place*", nth: 2}
+  action: {code: AlreadyExists}`},
+	{name: "no wideSnapshotParameters: the wide cases say they did not run", says: "usable-beyond-requisite: not exercised: no wideSnapshotParameters configured",
+		config: func(c *zpsanity.Config, _ string) { c.WideSnapshotParameters = nil }},
+	{name: "region-wide snapshots for the wide cases (snapshotScope=region, a requisite covering part of a region)",
+		config: func(c *zpsanity.Config, _ string) {
+			c.WideSnapshotParameters = map[string]string{plugin.ParamSnapshotScope: "region"}
+		}},
+	{name: "unknown topology answered INTERNAL", fails: testUnknown, rules: `
+- name: unknown-zone-internal
+  match: {rpc: CreateSnapshot, name: "zp-snapshot-new-unknown-requisite*"}
+  action: {code: Internal}`},
+	{name: "unknown topology answered RESOURCE_EXHAUSTED (the other reading: accepted, reported)", says: "pass, the other reading; got ResourceExhausted", rules: `
+- name: unknown-zone-exhausted
+  match: {rpc: CreateSnapshot, name: "zp-snapshot-new-unknown-requisite*"}
+  action: {code: ResourceExhausted}`},
+	{name: "unknown requisite ignored: the snapshot placed elsewhere, or the existing one returned", fails: testRequirements, alsoFails: testUnknown, intercept: ignoreUnknownRequisite},
+	{name: "volume accessible beyond the requisite refused", fails: testVolumeReuse, rules: `
+- name: refuse-volume-wider-requisite
+  match: {rpc: CreateVolume, name: "zp-volume-wider-requisite*", nth: 2}
+  action: {code: AlreadyExists}`},
+	{name: "unknown volume topology answered INTERNAL", fails: testVolumeUnknown, rules: `
+- name: unknown-zone-volume-internal
+  match: {rpc: CreateVolume, name: "zp-volume-new-unknown-requisite*"}
+  action: {code: Internal}`},
 	{name: "restore placed outside the snapshot", fails: testRestoreIn, rules: `
 - name: restore-elsewhere
   match: {rpc: CreateVolume, name: "zp-restored*"}
@@ -177,24 +213,25 @@ func TestEveryExtensionIsProven(t *testing.T) {
 			if p.config != nil {
 				p.config(&cfg, dir)
 			}
-			endpoint := serveDriver(t, dir, p.world, "rules:"+orEmpty(p.rules), p.plugin)
+			endpoint := serveDriver(t, dir, p.world, "rules:"+orEmpty(p.rules), p.plugin, p.intercept)
 			res := runSanity(t, bin, endpoint, dir, cfg)
-			var want []string
-			if p.fails != "" {
-				want = []string{p.fails}
-			}
+			want := slices.DeleteFunc([]string{p.fails, p.alsoFails}, func(s string) bool { return s == "" })
+			sort.Strings(want)
 			t.Logf("failed: %q; %d skipped", res.failures, len(res.skipped))
 			if got := res.failedMatching(); strings.Join(got, "|") != strings.Join(want, "|") {
 				t.Fatalf("failed tests = %q, want %q\nall failures: %s", got, want, res.failures)
 			}
-			if p.warns != "" && !strings.Contains(res.output, p.warns) {
-				t.Errorf("summary does not report %q:\n%s", p.warns, res.output)
+			if p.says != "" && !strings.Contains(res.output, p.says) {
+				t.Errorf("summary does not report %q:\n%s", p.says, res.output)
 			}
 			if p.name == "correct driver" && (len(res.skipped) > 0 || strings.Contains(res.output, "WARN")) {
 				t.Errorf("the correct driver should exercise every extension, skipped: %q", res.skipped)
 			}
+			if strings.Contains(res.output, "not exercised") && !strings.Contains(p.says, "not exercised") {
+				t.Errorf("every case of the idempotency table should run:\n%s", res.output)
+			}
 			if p.name == "without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS" {
-				for _, name := range []string{testRequisite, testConsistent, testExhausted, testRestoreIn, testUnconstrained, testKeys} {
+				for _, name := range []string{testRequisite, testConsistent, testExhausted, testRequirements, testUnknown, testRestoreIn, testUnconstrained, testKeys} {
 					if !res.skippedMatching(name) {
 						t.Errorf("%q ran without the capability; it must skip", name)
 					}
@@ -246,8 +283,10 @@ func baseConfig(t *testing.T) zpsanity.Config {
 }
 
 // serveDriver runs the zonepath driver in-process with the given world,
-// fault rules and changes, the way make sanity runs bin/zonepath.
-func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin.Config)) string {
+// fault rules and changes, the way make sanity runs bin/zonepath; with
+// intercept, the suite reaches it through a second server that calls
+// intercept first.
+func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin.Config), intercept grpc.UnaryServerInterceptor) string {
 	t.Helper()
 	if worldYAML == "" {
 		data, err := os.ReadFile("testdata/world.yaml")
@@ -256,12 +295,39 @@ func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin
 		}
 		worldYAML = string(data)
 	}
-	return drivertest.Start(t, drivertest.Options{World: worldYAML, Faults: rules, Dir: dir, Config: func(c *plugin.Config) {
+	d := drivertest.Start(t, drivertest.Options{World: worldYAML, Faults: rules, Dir: dir, Config: func(c *plugin.Config) {
 		c.NodeID, c.MaxVolumesPerNode = "sanity-node", 3
 		if change != nil {
 			change(c)
 		}
-	}}).Endpoint
+	}})
+	if intercept == nil {
+		return d.Endpoint
+	}
+	srv := grpc.NewServer(grpc.UnaryInterceptor(intercept))
+	csi.RegisterIdentityServer(srv, d.Plugin)
+	csi.RegisterControllerServer(srv, d.Plugin)
+	csi.RegisterNodeServer(srv, d.Plugin)
+	return drivertest.Serve(t, srv)
+}
+
+// ignoreUnknownRequisite plays a driver that drops requisite segments it
+// does not know (zonepath-sanity's made-up ones) and, left with none,
+// creates the snapshot as if no requirement had been given: in its
+// source's zone, elsewhere than asked.
+func ignoreUnknownRequisite(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if r, ok := req.(*csi.CreateSnapshotRequest); ok && r.GetAccessibilityRequirements() != nil {
+		known := slices.DeleteFunc(slices.Clone(r.GetAccessibilityRequirements().GetRequisite()), func(s *csi.Topology) bool {
+			return slices.Contains(slices.Collect(maps.Values(s.GetSegments())), "zonepath-sanity-no-such-place")
+		})
+		r = proto.Clone(r).(*csi.CreateSnapshotRequest)
+		r.AccessibilityRequirements = nil
+		if len(known) > 0 {
+			r.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: known}
+		}
+		req = r
+	}
+	return handler(ctx, req)
 }
 
 type result struct {
@@ -272,7 +338,7 @@ type result struct {
 func (r result) failedMatching() []string {
 	var out []string
 	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testPreferred, testConsistent, testExhausted, testIdempotent,
-		testOtherSource, testRequirements, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys} {
+		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys} {
 		for _, f := range r.failures {
 			if strings.Contains(f, name) {
 				out = append(out, name)
@@ -304,8 +370,9 @@ type junit struct {
 	} `xml:"testsuite>testcase"`
 }
 
-// runSanity runs the extensions only and reads the JUnit report.
-func runSanity(t *testing.T, bin, endpoint, dir string, cfg zpsanity.Config) result {
+// runSanity runs the extensions only, with extra flags, and reads the
+// JUnit report.
+func runSanity(t *testing.T, bin, endpoint, dir string, cfg zpsanity.Config, extra ...string) result {
 	t.Helper()
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -315,8 +382,9 @@ func runSanity(t *testing.T, bin, endpoint, dir string, cfg zpsanity.Config) res
 	if err := os.WriteFile(cfgFile, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--csi.endpoint", endpoint, "--csi.mountdir", filepath.Join(dir, "mnt"), "--csi.stagingdir", filepath.Join(dir, "staging"),
-		"--zonepath.config", cfgFile, "--zonepath.upstream=false", "--ginkgo.junit-report", report, "--ginkgo.no-color")
+	args := append([]string{"--csi.endpoint", endpoint, "--csi.mountdir", filepath.Join(dir, "mnt"), "--csi.stagingdir", filepath.Join(dir, "staging"),
+		"--zonepath.config", cfgFile, "--zonepath.upstream=false", "--ginkgo.junit-report", report, "--ginkgo.no-color"}, extra...)
+	cmd := exec.Command(bin, args...)
 	out, runErr := cmd.CombinedOutput()
 	raw, err := os.ReadFile(report)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"google.golang.org/grpc/codes"
+
+	"github.com/zonepath/zonepath/internal/idempotency"
 )
 
 // listLimit bounds the unfiltered ListSnapshots walk of a large driver.
@@ -187,24 +189,17 @@ var _ = describe("Snapshot topology [zonepath]", []func(*suite){(*suite).needSna
 		Expect(code(err)).To(Equal(codes.AlreadyExists), "same name, other source volume: %v", err)
 	})
 
-	It("answers the same name with a requisite the snapshot lies outside as documented (--zonepath.incompatible-requirements; spec.md CreateSnapshot: OK only when usable from accessibility_requirements)", ruleIdempotent, func() {
-		segs := s.needSegments(2)
-		want, _ := config().incompatibleCode()
-		why := "the documented answer (--zonepath.incompatible-requirements)"
-		vol := s.volume("zp-requirements-source", segs[0])
-		req := s.snapshotRequest("zp-requirements", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: segs[:1]})
-		first := s.r.MustCreateSnapshot(ctx, req).GetSnapshot()
-		if usableFrom(first.GetAccessibleTopology(), segs[1]) {
-			// The snapshot claims segs[1] too, so the spec decides: "usable
-			// from accessibility_requirements, the Plugin MUST reply 0 OK".
-			want, why = codes.OK, "the snapshot claims to be usable from it, and then the spec requires OK"
-		}
-		req.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: segs[1:2]}
-		resp, err := s.r.CreateSnapshot(ctx, req)
-		Expect(code(err)).To(Equal(want), "same name and source, requisite %s, snapshot usable from %s: want %s, %s; got %v",
-			format(segs[1]), usableText(first.GetAccessibleTopology()), want, why, err)
-		if err == nil {
-			Expect(resp.GetSnapshot().GetSnapshotId()).To(Equal(first.GetSnapshotId()))
-		}
+	// The cases of internal/idempotency, which zonepath's driver test runs
+	// too: OK wherever the snapshot is usable from the requisite (also
+	// when it is usable from more, TopologyRequirement x > n), the
+	// documented code (--zonepath.incompatible-requirements) where it is
+	// usable from none of it, and a final error for a requisite naming no
+	// topology of the driver.
+	It("answers the same name with other requirements by the spec's words, case by case (spec.md CreateSnapshot: OK when usable from accessibility_requirements; --zonepath.incompatible-requirements where it is usable from none of it)", ruleIdempotent, func() {
+		s.caseRunner(idempotency.CreateSnapshot).runAll(true)
+	})
+
+	It("answers a requisite naming no topology of the driver with INVALID_ARGUMENT or RESOURCE_EXHAUSTED, saying which, and skips such a segment beside a known one (spec.md General Error Table: Invalid or unsupported field; CreateSnapshot Errors)", ruleUnknown, func() {
+		s.caseRunner(idempotency.CreateSnapshot).runAll(false)
 	})
 })

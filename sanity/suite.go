@@ -20,15 +20,19 @@ const (
 // Labels name the rules, so a vendor can focus on one and the summary of
 // bin/zonepath-sanity names what failed.
 var (
-	ruleCapability   = Label("snapshot-topology", "rule:capability")
-	ruleRequisite    = Label("snapshot-topology", "rule:requisite")
-	rulePreferred    = Label("snapshot-topology", "rule:preferred")
-	ruleConsistent   = Label("snapshot-topology", "rule:consistent")
-	ruleExhausted    = Label("snapshot-topology", "rule:resource-exhausted")
-	ruleIdempotent   = Label("snapshot-topology", "rule:idempotent")
-	ruleRestore      = Label("snapshot-topology", "rule:restore")
-	ruleAttachLimit  = Label("attach-limit", "rule:attach-limit")
-	ruleTopologyKeys = Label("snapshot-topology", "rule:topology-keys")
+	ruleCapability = Label("snapshot-topology", "rule:capability")
+	ruleRequisite  = Label("snapshot-topology", "rule:requisite")
+	rulePreferred  = Label("snapshot-topology", "rule:preferred")
+	ruleConsistent = Label("snapshot-topology", "rule:consistent")
+	ruleExhausted  = Label("snapshot-topology", "rule:resource-exhausted")
+	ruleIdempotent = Label("snapshot-topology", "rule:idempotent")
+	ruleUnknown    = Label("snapshot-topology", "rule:unknown-topology")
+	// The volume side of the same rules: volume topology alone.
+	ruleIdempotentVolume = Label("volume-topology", "rule:idempotent")
+	ruleUnknownVolume    = Label("volume-topology", "rule:unknown-topology")
+	ruleRestore          = Label("snapshot-topology", "rule:restore")
+	ruleAttachLimit      = Label("attach-limit", "rule:attach-limit")
+	ruleTopologyKeys     = Label("snapshot-topology", "rule:topology-keys")
 )
 
 func code(err error) codes.Code { return status.Code(err) }

@@ -3,6 +3,7 @@ package sanity
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -27,10 +28,12 @@ func warn(keyword, what, detail string) {
 
 // PrintSummary returns a ReportAfterSuite body that prints one line per
 // failed test, naming its rule and the check that failed, the findings
-// recorded by warn, why extension tests were skipped, and the totals.
+// recorded by warn, the verdict on each case of the idempotency table
+// (CASE lines: what the driver answered, what the suite accepts), why
+// extension tests were skipped, and the totals.
 func PrintSummary(w io.Writer) func(Report) {
 	return func(r Report) {
-		var failed, warned, skips []string
+		var failed, warned, cases, skips []string
 		passed, skipped := 0, 0
 		for _, s := range r.SpecReports {
 			if s.LeafNodeType != types.NodeTypeIt {
@@ -48,13 +51,16 @@ func PrintSummary(w io.Writer) func(Report) {
 				passed++
 			}
 			for _, e := range s.ReportEntries {
-				if strings.HasPrefix(e.Name, shouldNotMet) || strings.HasPrefix(e.Name, mayUsed) {
+				switch {
+				case strings.HasPrefix(e.Name, shouldNotMet) || strings.HasPrefix(e.Name, mayUsed):
 					warned = append(warned, fmt.Sprintf("WARN %s %s: %s", rule(s), e.Name, e.StringRepresentation()))
+				case strings.HasPrefix(e.Name, caseEntry):
+					cases = append(cases, fmt.Sprintf("CASE %s %s: %s", rule(s), strings.TrimPrefix(e.Name, caseEntry), e.StringRepresentation()))
 				}
 			}
 		}
 		fmt.Fprintln(w, "\nzonepath-sanity summary")
-		for _, l := range append(append(failed, warned...), skips...) {
+		for _, l := range slices.Concat(failed, warned, cases, skips) {
 			fmt.Fprintln(w, l)
 		}
 		fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", passed, len(failed), skipped)

@@ -262,10 +262,16 @@ func accessType(caps []*csi.VolumeCapability) (block bool, err error) {
 	return blk, nil
 }
 
-// checkSameVolume applies CSI CreateVolume idempotency: the same name with
-// compatible arguments returns the existing volume; otherwise
-// ALREADY_EXISTS (spec: CreateVolume Errors, "Volume already exists but
-// is incompatible").
+// checkSameVolume applies CSI CreateVolume idempotency: a volume of the
+// name that "already exists, is accessible from accessibility_requirements,
+// and is compatible with the specified capacity_range, volume_capabilities,
+// parameters ..." gets "0 OK" (spec.md CreateVolume); otherwise
+// ALREADY_EXISTS (CreateVolume Errors, "Volume already exists but is
+// incompatible with the specified capacity_range, volume_capabilities,
+// parameters, accessibility_requirements or volume_content_source").
+// Accessible from the requirement means from at least one requisite zone
+// (TopologyRequirement.requisite), which for a volume in one zone is its
+// zone; without a requisite every zone qualifies.
 func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 	var why string
 	switch {
@@ -278,7 +284,7 @@ func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 	case v.SourceSnapshot != spec.sourceSnapshot || v.SourceVolume != spec.sourceVolume:
 		why = "its volume_content_source differs"
 	case spec.candidates != nil && len(spec.requirement.GetRequisite()) > 0 && !slices.Contains(spec.candidates, p.zoneIndex(v.Zone)):
-		why = fmt.Sprintf("it lives in %s, outside the requisite topology", v.Zone)
+		why = fmt.Sprintf("it lives in %s, outside the requisite topology %s", v.Zone, world.FormatSegments(spec.requirement.GetRequisite()))
 	default:
 		return nil
 	}

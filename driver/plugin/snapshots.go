@@ -125,17 +125,23 @@ func (s *snapshotSpec) parseParams() error {
 	return nil
 }
 
-// checkSameSnapshot applies CreateSnapshot idempotency (spec: CreateSnapshot,
-// "usable from accessibility_requirements ... MUST reply 0 OK"). The same
-// name with another source is ALREADY_EXISTS (CreateSnapshot Errors). The
-// same name with requirements the existing snapshot does not satisfy,
-// because some zone it is usable from lies outside the new requisite, is
-// also ALREADY_EXISTS: the snapshot exists but is incompatible, as
-// CreateVolume's table says for accessibility_requirements. Requirements it
-// does satisfy, and differing parameters, return it unchanged. A global
-// snapshot satisfies every requirement: its class asked for "usable from
-// everywhere", so no requisite narrows it, and the CO's retries with the
-// same requisite must get it back.
+// checkSameSnapshot applies CreateSnapshot idempotency by the spec's
+// words: a snapshot of the name "successfully cut and ready to use ...,
+// and ... usable from accessibility_requirements" gets "0 OK" (spec.md
+// CreateSnapshot). Usable from the requirement means usable from at least
+// one requisite zone (TopologyRequirement.requisite: "accessible from at
+// least one of the requisite topologies"; x > n: the SP "MAY choose the
+// remaining x-n unique topologies"), so a snapshot also usable from zones
+// outside the requisite is returned too. Without a requisite any snapshot
+// of the name is (the SP "MAY choose where the provisioned snapshot is
+// usable from"), and a global snapshot is usable from every zone.
+// Parameters are not compared: the CreateSnapshot table names none.
+//
+// The same name with another source is ALREADY_EXISTS (CreateSnapshot
+// Errors, "incompatible with the specified volume_id"), and so, as the
+// driver README documents, is a requisite the snapshot is not usable from
+// at all: the spec's OK does not apply, and CreateVolume's table gives
+// ALREADY_EXISTS for the same conflict with accessibility_requirements.
 func (p *Plugin) checkSameSnapshot(s *state.Snapshot, spec *snapshotSpec) error {
 	if s.SourceVolume != spec.source {
 		return status.Errorf(codes.AlreadyExists, "snapshot %q already exists as %s of volume %s, not of %s", spec.name, s.ID, s.SourceVolume, spec.source)
@@ -143,13 +149,11 @@ func (p *Plugin) checkSameSnapshot(s *state.Snapshot, spec *snapshotSpec) error 
 	if len(spec.requirement.GetRequisite()) == 0 || s.Global {
 		return nil
 	}
-	for _, z := range p.snapshotZones(s) {
-		if !slices.Contains(spec.candidates, z) {
-			return status.Errorf(codes.AlreadyExists, "snapshot %q already exists as %s, usable from %s, which is not within the requisite topology",
-				spec.name, s.ID, world.FormatSegments(p.snapshotTopologySegments(s)))
-		}
+	if slices.ContainsFunc(p.snapshotZones(s), func(z int) bool { return slices.Contains(spec.candidates, z) }) {
+		return nil
 	}
-	return nil
+	return status.Errorf(codes.AlreadyExists, "snapshot %q already exists as %s, usable from %s, none of which is in the requisite topology %s",
+		spec.name, s.ID, world.FormatSegments(p.snapshotTopologySegments(s)), world.FormatSegments(spec.requirement.GetRequisite()))
 }
 
 // placeSnapshot chooses the zones holding the copies: without
@@ -208,21 +212,11 @@ func (p *Plugin) snapshotCandidates(tx *state.Tx, src *state.Volume, spec *snaps
 		}
 		return p.nearZones(home), nil
 	}
-	if !spec.regionWide || len(spec.requirement.GetRequisite()) == 0 {
-		return spec.candidates, nil
-	}
-	// A region-wide snapshot is usable from its whole region, so only
-	// zones whose whole region lies within requisite can hold it.
-	var out []int
-	for _, i := range spec.candidates {
-		if p.regionWithin(p.topo.Zones[i].Region, spec.candidates) {
-			out = append(out, i)
-		}
-	}
-	if len(out) == 0 {
-		return nil, status.Errorf(codes.InvalidArgument, "parameter %s=region needs a requisite covering whole regions, got zones %s", ParamSnapshotScope, p.zoneNames(spec.candidates))
-	}
-	return out, nil
+	// A region-wide snapshot goes where any other would: a copy in a
+	// requisite zone makes it usable from that zone and, beyond the
+	// requisite, from the rest of its region (TopologyRequirement x > n:
+	// the SP "MAY choose the remaining x-n unique topologies").
+	return spec.candidates, nil
 }
 
 // nearZones orders zones for copies of a snapshot of a volume in zone
@@ -238,15 +232,6 @@ func (p *Plugin) nearZones(home int) []int {
 		}
 	}
 	return out
-}
-
-func (p *Plugin) regionWithin(region string, zones []int) bool {
-	for i, z := range p.topo.Zones {
-		if z.Region == region && !slices.Contains(zones, i) {
-			return false
-		}
-	}
-	return true
 }
 
 // snapshotZones lists the zones a snapshot is usable from.

@@ -350,12 +350,18 @@ func wrongRegion(z string) *csi.Topology {
 }
 
 // TestRequisiteNamingNoZone: segments that name no zone are skipped, and
-// a requisite left with none is a valid request that cannot be satisfied:
-// RESOURCE_EXHAUSTED (spec.md CreateVolume Errors: "Unable to provision in
-// accessible_topology"; CreateSnapshot Errors: "Not enough resources to
-// create snapshot ... accessibility_requirements field is valid but a
-// snapshot cannot be created with the specified topology constraints"),
-// and nothing is created.
+// a requisite left with none (a misspelt zone, a region the driver lacks,
+// a cross product of two regions' values) is INVALID_ARGUMENT naming every
+// segment exactly, and nothing is created. The reading (driver README,
+// Errors): spec.md's General Error Table, "Invalid or unsupported field in
+// the request ... has an invalid value", because "COs SHALL only specify
+// topological accessibility information supported by the SP"
+// (CreateSnapshotRequest.accessibility_requirements); the RESOURCE_EXHAUSTED
+// rows apply only when the field "is valid" (CreateVolume Errors: "although
+// the accessible_topology field is valid"; CreateSnapshot Errors: "the
+// accessibility_requirements field is valid but ..."). INVALID_ARGUMENT is
+// final for csi-snapshotter, so the VolumeSnapshot can be deleted, where
+// RESOURCE_EXHAUSTED kept it being created forever.
 func TestRequisiteNamingNoZone(t *testing.T) {
 	c := newClient(t, "")
 	ctx := context.Background()
@@ -364,12 +370,14 @@ func TestRequisiteNamingNoZone(t *testing.T) {
 		Requisite: []*csi.Topology{wrongRegion("zone-b"), zone("zone-x"), {Segments: map[string]string{world.DefaultRegionKey: "region-9"}}},
 		Preferred: zones("zone-a"),
 	}
-	if _, err := c.CreateVolume(ctx, drivertest.VolumeRequest("no-zone", gib, nowhere)); codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "selects no zone") {
-		t.Fatalf("CreateVolume with a requisite naming no zone: %v, want ResourceExhausted", err)
+	const named = "requisite [{topology.kubernetes.io/region=region-2,topology.kubernetes.io/zone=zone-b} " +
+		"{topology.kubernetes.io/region=region-1,topology.kubernetes.io/zone=zone-x} {topology.kubernetes.io/region=region-9}] names no zone of this driver"
+	if _, err := c.CreateVolume(ctx, drivertest.VolumeRequest("no-zone", gib, nowhere)); codeOf(err) != codes.InvalidArgument || !strings.Contains(err.Error(), named) {
+		t.Fatalf("CreateVolume with a requisite naming no zone: %v, want InvalidArgument naming %s", err, named)
 	}
 	_, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "no-zone", SourceVolumeId: vol.GetVolumeId(), AccessibilityRequirements: nowhere})
-	if codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "selects no zone") {
-		t.Fatalf("CreateSnapshot with a requisite naming no zone: %v, want ResourceExhausted", err)
+	if codeOf(err) != codes.InvalidArgument || !strings.Contains(err.Error(), named) {
+		t.Fatalf("CreateSnapshot with a requisite naming no zone: %v, want InvalidArgument naming %s", err, named)
 	}
 	vols, _ := c.ListVolumes(ctx, &csi.ListVolumesRequest{})
 	snaps, _ := c.ListSnapshots(ctx, &csi.ListSnapshotsRequest{})

@@ -140,7 +140,7 @@ func FuzzCandidates(f *testing.F) {
 				t.Fatalf("Candidates returned %v with error %v", got, err)
 			}
 			// A valid requisite fails only when it covers no zone.
-			if errors.Is(err, world.ErrNoZone) {
+			if errors.Is(err, world.ErrUnknownTopology) {
 				for i := range topo.Zones {
 					if topo.Covers(requisite, i) {
 						t.Fatalf("%v, yet requisite %s covers zone %s", err, world.FormatSegments(requisite), topo.Zones[i].ID())

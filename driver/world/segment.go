@@ -75,9 +75,19 @@ func (t *Topology) FindSegment(labels map[string]string) (int, string, error) {
 	return zones[0], labels[t.Keys.Rack], nil
 }
 
-// ErrNoZone marks a well-formed requirement whose requisite selects no
-// zone of this driver: a valid request that cannot be satisfied.
-var ErrNoZone = errors.New("selects no zone of this driver")
+// ErrUnknownTopology marks a well-formed requirement whose requisite
+// names no zone of this driver: every segment has the driver's keys and
+// valid values, yet none selects a zone, as a misspelt zone in a
+// StorageClass or VolumeSnapshotClass does. The CSI spec lets a CO
+// specify only topology the plugin supports (CreateSnapshotRequest
+// accessibility_requirements: "COs SHALL only specify topological
+// accessibility information supported by the SP"), so such a field has an
+// invalid value; see the driver README's Errors section.
+var ErrUnknownTopology = errors.New("names no zone of this driver")
+
+// maxZonesNamed bounds the zones an ErrUnknownTopology message lists, so
+// that a large world does not flood the CO's events.
+const maxZonesNamed = 10
 
 // Select validates a segment and returns the zones it selects, in
 // topology order. Keys the driver does not know, malformed keys or values,
@@ -178,7 +188,8 @@ func (t *Topology) Covers(segs []*csi.Topology, i int) bool {
 // skipped: the external-provisioner sends the cross product of a
 // StorageClass's allowed values, so {region-2, zone-a} appears beside
 // {region-1, zone-a}. A preferred segment is only a hint; a requisite
-// of which no segment selects a zone is an error wrapping ErrNoZone.
+// of which no segment selects a zone is an error wrapping
+// ErrUnknownTopology that names those segments and the driver's zones.
 func (t *Topology) Candidates(req *csi.TopologyRequirement) ([]int, error) {
 	if err := t.checkSegments("requisite", req.GetRequisite()); err != nil {
 		return nil, err
@@ -191,7 +202,7 @@ func (t *Topology) Candidates(req *csi.TopologyRequirement) ([]int, error) {
 	}
 	requisite := t.selectAll(req.GetRequisite())
 	if len(req.GetRequisite()) > 0 && len(requisite) == 0 {
-		return nil, fmt.Errorf("requisite %s %w", FormatSegments(req.GetRequisite()), ErrNoZone)
+		return nil, fmt.Errorf("requisite %s %w; its zones: %s", FormatSegments(req.GetRequisite()), ErrUnknownTopology, t.zoneList())
 	}
 	allowed := func(int) bool { return true }
 	if len(req.GetRequisite()) > 0 {
@@ -221,6 +232,18 @@ func (t *Topology) Candidates(req *csi.TopologyRequirement) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// zoneList names the first maxZonesNamed zones and how many there are.
+func (t *Topology) zoneList() string {
+	names := make([]string, 0, maxZonesNamed)
+	for _, z := range t.Zones[:min(len(t.Zones), maxZonesNamed)] {
+		names = append(names, z.ID())
+	}
+	if more := len(t.Zones) - len(names); more > 0 {
+		return fmt.Sprintf("%s and %d more", strings.Join(names, " "), more)
+	}
+	return strings.Join(names, " ")
 }
 
 // checkSegments bounds and validates the segments of one field.

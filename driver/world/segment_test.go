@@ -161,7 +161,7 @@ func TestCandidates(t *testing.T) {
 		req     *csi.TopologyRequirement
 		want    []int
 		wantErr []string
-		noZone  bool // wantErr is world.ErrNoZone: valid, but unsatisfiable
+		unknown bool // wantErr is world.ErrUnknownTopology: well-formed, names no zone
 	}{
 		{name: "nil requirement", req: nil, want: nil},
 		{name: "empty requirement", req: &csi.TopologyRequirement{}, want: nil},
@@ -231,8 +231,8 @@ func TestCandidates(t *testing.T) {
 			want: []int{3}},
 		{name: "requisite naming no zone at all",
 			req:     &csi.TopologyRequirement{Requisite: topos(seg(kR, "west", kZ, "b"), seg(kR, "north")), Preferred: topos(eastA)},
-			wantErr: []string{"requisite [{topology.kubernetes.io/region=west,topology.kubernetes.io/zone=b} {topology.kubernetes.io/region=north}] selects no zone of this driver"},
-			noZone:  true},
+			wantErr: []string{"requisite [{topology.kubernetes.io/region=west,topology.kubernetes.io/zone=b} {topology.kubernetes.io/region=north}] names no zone of this driver; its zones: east/a east/b east/c west/a west/d"},
+			unknown: true},
 		{name: "malformed segment after one naming no zone",
 			req:     &csi.TopologyRequirement{Requisite: topos(seg(kR, "north"), eastA), Preferred: topos(seg(kR, "north"), seg(kZ, "B!"))},
 			wantErr: []string{"preferred[1]: ", `topology value "B!"`}},
@@ -258,8 +258,8 @@ func TestCandidates(t *testing.T) {
 				if got != nil {
 					t.Errorf("Candidates returned %v with an error", got)
 				}
-				if errors.Is(err, world.ErrNoZone) != tc.noZone {
-					t.Errorf("errors.Is(%q, ErrNoZone) = %t, want %t", err, !tc.noZone, tc.noZone)
+				if errors.Is(err, world.ErrUnknownTopology) != tc.unknown {
+					t.Errorf("errors.Is(%q, ErrUnknownTopology) = %t, want %t", err, !tc.unknown, tc.unknown)
 				}
 				return
 			}
@@ -464,5 +464,12 @@ func TestCandidatesLargeWorld(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Candidates = %v\nwant %v", got, want)
+	}
+	// A misspelt zone's message lists a bounded number of the zones.
+	_, err = topo.Candidates(&csi.TopologyRequirement{Requisite: topos(seg(kR, "r1", kZ, "z10"))})
+	const wantMsg = "requisite [{topology.kubernetes.io/region=r1,topology.kubernetes.io/zone=z10}] names no zone of this driver; " +
+		"its zones: r0/z0 r0/z1 r0/z2 r0/z3 r0/z4 r0/z5 r0/z6 r0/z7 r0/z8 r0/z9 and 90 more"
+	if !errors.Is(err, world.ErrUnknownTopology) || err.Error() != wantMsg {
+		t.Errorf("Candidates with a misspelt zone: %v\nwant %s", err, wantMsg)
 	}
 }
