@@ -121,7 +121,7 @@ func (t *tree) parent(name string) (*filling, error) {
 	return nil, refuse(name, "comes after its directory's entries")
 }
 
-// within reports whether the directory dir is dir or below it.
+// within reports whether the directory name is dir or lies below it.
 func within(name, dir string) bool {
 	return dir == "." || name == dir || strings.HasPrefix(name, dir+"/")
 }
