@@ -1,17 +1,19 @@
 package plugin
 
 import (
-	"archive/tar"
+	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/driver/datapath"
 )
 
 // dataDir lays out volume and snapshot data under one root:
@@ -72,20 +74,14 @@ func syncDir(path string) error {
 	return err
 }
 
-// added notes the entries of a file or tree just created, for syncEntries.
-func (d *dataDir) added(path string) error {
-	dirs := map[string]bool{}
-	err := filepath.WalkDir(path, func(p string, _ fs.DirEntry, err error) error {
-		dirs[filepath.Dir(p)] = true
-		return err
-	})
-	if err != nil {
-		return err
-	}
+// note records directories in which a create made entries, for
+// syncEntries.
+func (d *dataDir) note(dirs ...string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	maps.Copy(d.unsynced, dirs)
-	return nil
+	for _, dir := range dirs {
+		d.unsynced[dir] = true
+	}
 }
 
 // syncEntries makes every entry noted by added durable. A directory gone
@@ -122,49 +118,62 @@ func (d *dataDir) blockSnapshotPath(id string) string {
 }
 
 // createVolume makes the backing directory or sparse file, filled from
-// a snapshot archive or a source volume when given.
+// a snapshot archive or a source volume when given. The source is the
+// tenant's and may change under the copy: datapath reads it without ever
+// leaving it.
 func (d *dataDir) createVolume(id string, block bool, size int64, fromSnapshot, fromVolume string) error {
 	path := d.volumePath(id, block)
 	if block {
 		err := d.createBlock(path, size, fromSnapshot, fromVolume)
-		if err == nil {
-			err = d.added(path)
-		}
 		if err != nil {
 			os.Remove(path)
+			return err
 		}
+		d.note(filepath.Dir(path))
+		return nil
+	}
+	if err := os.Mkdir(path, 0o777); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(path, 0o777); err != nil {
-		return err
-	}
-	var err error
-	switch {
-	case fromSnapshot != "":
-		err = extractTar(d.snapshotPath(fromSnapshot), path)
-	case fromVolume != "":
-		err = copyTree(d.volumePath(fromVolume, false), path)
-	}
-	if err == nil {
-		err = d.added(path)
-	}
+	dirs, err := d.fillVolume(id, path, fromSnapshot, fromVolume)
 	if err != nil {
 		os.RemoveAll(path)
+		return err
 	}
-	return err
+	d.note(append(dirs, filepath.Dir(path))...)
+	return nil
+}
+
+// fillVolume copies a snapshot's or a volume's tree into a new volume and
+// returns the directories it made entries in.
+func (d *dataDir) fillVolume(id, path, fromSnapshot, fromVolume string) ([]string, error) {
+	switch {
+	case fromSnapshot != "":
+		f, err := openRegular(d.snapshotPath(fromSnapshot), os.O_RDONLY)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return datapath.Extract(path, bufio.NewReaderSize(f, 64<<10))
+	case fromVolume != "":
+		skips := newSkipLog("operation", "clone", "volumeID", fromVolume, "newVolumeID", id)
+		defer skips.done()
+		return datapath.Clone(path, d.volumePath(fromVolume, false), skips.skipped)
+	}
+	return nil, nil
 }
 
 func (d *dataDir) createBlock(path string, size int64, fromSnapshot, fromVolume string) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o660)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR|unix.O_NOFOLLOW, 0o660)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	switch {
 	case fromSnapshot != "":
-		err = copySparse(d.blockSnapshotPath(fromSnapshot), f)
+		err = copyImage(f, d.blockSnapshotPath(fromSnapshot))
 	case fromVolume != "":
-		err = copySparse(d.volumePath(fromVolume, true), f)
+		err = copyImage(f, d.volumePath(fromVolume, true))
 	}
 	if err != nil {
 		return err
@@ -175,10 +184,49 @@ func (d *dataDir) createBlock(path string, size int64, fromSnapshot, fromVolume 
 	return f.Sync() // the copy must outlive a crash once the record does
 }
 
-func (d *dataDir) resizeBlock(id string, size int64) error {
-	return os.Truncate(d.volumePath(id, true), size)
+// copyImage copies a block image, sparsely, from the file at src, which
+// must be a regular file and not a link to one.
+func copyImage(dst *os.File, src string) error {
+	in, err := openRegular(src, os.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return datapath.CopySparse(dst, in)
 }
 
+// openRegular opens one of the driver's own data files. Their names are
+// the driver's, but what a tenant reaches is never trusted to be what the
+// name says: a symlink or anything but a regular file is refused.
+func openRegular(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s is not a regular file", path)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+func (d *dataDir) resizeBlock(id string, size int64) error {
+	f, err := openRegular(d.volumePath(id, true), os.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// deleteVolume removes a volume's data. os.RemoveAll never follows a
+// symlink below the path it is given.
 func (d *dataDir) deleteVolume(id string) error {
 	if err := os.RemoveAll(d.volumePath(id, false)); err != nil {
 		return err
@@ -191,35 +239,32 @@ func (d *dataDir) deleteVolume(id string) error {
 
 // volumeExists tells a node plugin whether the controller created it.
 func (d *dataDir) volumeExists(id string) (exists, block bool) {
-	if st, err := os.Stat(d.volumePath(id, false)); err == nil && st.IsDir() {
+	if st, err := os.Lstat(d.volumePath(id, false)); err == nil && st.IsDir() {
 		return true, false
 	}
-	if st, err := os.Stat(d.volumePath(id, true)); err == nil && st.Mode().IsRegular() {
+	if st, err := os.Lstat(d.volumePath(id, true)); err == nil && st.Mode().IsRegular() {
 		return true, true
 	}
 	return false, false
 }
 
 // snapshot archives the volume's data (a filesystem tree, or the block
-// image as a single entry) into the snapshot file.
+// image as a sparse copy) into the snapshot file, written under a
+// temporary name and renamed once complete and durable.
 func (d *dataDir) snapshot(snapID, volID string, block bool) error {
 	final := d.snapshotPath(snapID)
 	if block {
 		final = d.blockSnapshotPath(snapID)
 	}
 	tmp := tempPath(final)
-	f, err := os.Create(tmp)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|unix.O_NOFOLLOW, 0o640)
 	if err != nil {
 		return err
 	}
-	tw := tar.NewWriter(f)
 	if block {
-		err = copySparse(d.volumePath(volID, true), f)
+		err = copyImage(f, d.volumePath(volID, true))
 	} else {
-		err = tw.AddFS(os.DirFS(d.volumePath(volID, false)))
-	}
-	if err == nil && !block {
-		err = tw.Close()
+		err = archiveVolume(f, d.volumePath(volID, false), snapID, volID)
 	}
 	// The snapshot's record is committed after this returns: its data
 	// must be on disk first, or a crash leaves a snapshot without data.
@@ -237,13 +282,24 @@ func (d *dataDir) snapshot(snapID, volID string, block bool) error {
 		os.Remove(tmp)
 		return err
 	}
-	return d.added(final)
+	d.note(filepath.Dir(final))
+	return nil
+}
+
+func archiveVolume(f *os.File, dir, snapID, volID string) error {
+	skips := newSkipLog("operation", "snapshot", "volumeID", volID, "snapshotID", snapID)
+	defer skips.done()
+	w := bufio.NewWriterSize(f, 64<<10)
+	if err := datapath.Archive(w, dir, skips.skipped); err != nil {
+		return err
+	}
+	return w.Flush()
 }
 
 // isBlockSnapshot tells whether a snapshot holds a block image, for a
 // restore checked before anything is copied.
 func (d *dataDir) isBlockSnapshot(id string) bool {
-	_, err := os.Stat(d.blockSnapshotPath(id))
+	_, err := os.Lstat(d.blockSnapshotPath(id))
 	return err == nil
 }
 
@@ -256,124 +312,42 @@ func (d *dataDir) deleteSnapshot(id string) error {
 	return nil
 }
 
-// usage sums the bytes and inodes below a volume directory.
+// usage sums the bytes and inodes below a volume directory, read as a copy
+// reads it: a tenant's swaps cannot make it walk anything outside.
 func (d *dataDir) usage(id string) (bytes, inodes int64, err error) {
-	err = filepath.WalkDir(d.volumePath(id, false), func(_ string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		inodes++
-		if info, ierr := e.Info(); ierr == nil && info.Mode().IsRegular() {
-			bytes += info.Size()
-		}
-		return nil
-	})
-	return bytes, inodes, err
+	return datapath.Usage(d.volumePath(id, false))
 }
 
-// extractTar unpacks regular files and directories only, refusing any
-// entry that would land outside dst.
-func extractTar(archive, dst string) error {
-	f, err := os.Open(archive)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.Clean(h.Name)
-		if name == "." {
-			continue
-		}
-		if !filepath.IsLocal(name) {
-			return fmt.Errorf("snapshot entry %q escapes the volume", h.Name)
-		}
-		target := filepath.Join(dst, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(target, 0o777)
-		case tar.TypeReg:
-			err = writeFile(target, tr, fs.FileMode(h.Mode).Perm())
-		}
-		if err != nil {
-			return err
-		}
+// maxSkipLines bounds the log lines one copy writes about entries it left
+// out, so that a volume of a million sockets cannot flood the log.
+const maxSkipLines = 100
+
+// skipLog logs what a copy of a volume leaves out: a socket or a device
+// with one line each (up to maxSkipLines, then one line with the count of
+// the rest), an entry removed or replaced during the copy at -v=2, since
+// a busy volume has many.
+type skipLog struct {
+	kv           []any // what the copy is: operation and IDs
+	logged, more int
+}
+
+func newSkipLog(kv ...any) *skipLog { return &skipLog{kv: kv} }
+
+func (s *skipLog) skipped(name string, why error) {
+	kv := append(slices.Clip(s.kv), "entry", name, "reason", why.Error())
+	switch {
+	case errors.Is(why, datapath.ErrVanished), errors.Is(why, datapath.ErrUnstable):
+		klog.V(2).InfoS("Left out an entry that changed during the copy", kv...)
+	case s.logged < maxSkipLines:
+		s.logged++
+		klog.InfoS("Left out an entry a copy cannot hold", kv...)
+	default:
+		s.more++
 	}
 }
 
-func writeFile(path string, r io.Reader, mode fs.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return err
+func (s *skipLog) done() {
+	if s.more > 0 {
+		klog.InfoS("Left out more entries a copy cannot hold", append(slices.Clip(s.kv), "count", s.more)...)
 	}
-	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, r)
-	if err == nil {
-		err = out.Sync() // restored data must be durable before the volume's record
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// copyTree copies regular files and directories of a source volume.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		switch {
-		case e.IsDir():
-			return os.MkdirAll(target, 0o777)
-		case e.Type().IsRegular():
-			in, err := os.Open(path)
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			return writeFile(target, in, 0o666)
-		}
-		return nil
-	})
-}
-
-// copySparse copies only the data extents of src (SEEK_DATA/SEEK_HOLE)
-// and gives dst the same size, so holes stay holes.
-func copySparse(src string, dst *os.File) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	for off := int64(0); off < st.Size(); {
-		data, err := in.Seek(off, unix.SEEK_DATA)
-		if err != nil {
-			break // ENXIO: no data after off
-		}
-		hole, err := in.Seek(data, unix.SEEK_HOLE)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(io.NewOffsetWriter(dst, data), io.NewSectionReader(in, data, hole-data)); err != nil {
-			return err
-		}
-		off = hole
-	}
-	return dst.Truncate(st.Size())
 }
