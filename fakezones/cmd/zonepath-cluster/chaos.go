@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/fakezones/chaos"
 	"github.com/zonepath/zonepath/fakezones/spec"
@@ -51,6 +53,13 @@ scenario, and exits non-zero on any finding. The cluster is always stopped.`,
 			if err := absPaths(&o.OutputDir, &o.BinDir, &o.CRDDir); err != nil {
 				return err
 			}
+			// client-go's complaints while kube-apiserver is killed under
+			// it would interleave with the progress lines.
+			logFile, err := quietClientLogs(o.OutputDir)
+			if err != nil {
+				return err
+			}
+			defer logFile.Close()
 			findings, err := chaos.Run(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -75,4 +84,19 @@ scenario, and exits non-zero on any finding. The cluster is always stopped.`,
 	fl.DurationVar(&o.MaxBackoff, "max-backoff", 20*time.Second, "the sidecars' and snapshot-controller's --retry-interval-max and the provisioner's --snapshot-orphan-sweep-interval: "+
 		"upstream's 5m would leave objects waiting past the run")
 	return cmd
+}
+
+// quietClientLogs sends klog's output (client-go's retries and watch
+// errors) to a file beside the output directory, which Run wipes.
+func quietClientLogs(outputDir string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(outputDir), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(outputDir + "-client.log")
+	if err != nil {
+		return nil, err
+	}
+	klog.LogToStderr(false)
+	klog.SetOutput(f)
+	return f, nil
 }
