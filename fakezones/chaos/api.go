@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/zonepath/zonepath/controllers/snapshotapi"
 )
 
 // stepTimeout bounds one step of a cycle (a claim bound, a snapshot
@@ -27,14 +25,6 @@ const stepTimeout = 2 * time.Minute
 type api struct {
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
-}
-
-func (a *api) snapshots() dynamic.ResourceInterface {
-	return a.dyn.Resource(snapshotapi.VolumeSnapshots).Namespace(Namespace)
-}
-
-func (a *api) contents() dynamic.NamespaceableResourceInterface {
-	return a.dyn.Resource(snapshotapi.VolumeSnapshotContents)
 }
 
 // poll calls cond every half second until it is done, an error from it
@@ -98,7 +88,7 @@ func (a *api) warnings(name string) []string {
 func (a *api) readyContent(ctx context.Context, name string, stop func(vs *unstructured.Unstructured) error) (*unstructured.Unstructured, error) {
 	var content *unstructured.Unstructured
 	err := poll(ctx, func(ctx context.Context) (bool, error) {
-		vs, err := a.snapshots().Get(ctx, name, metav1.GetOptions{})
+		vs, err := a.resource(kindSnapshot).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -110,7 +100,7 @@ func (a *api) readyContent(ctx context.Context, name string, stop func(vs *unstr
 			}
 			return false, nil
 		}
-		content, err = a.contents().Get(ctx, bound, metav1.GetOptions{})
+		content, err = a.resource(kindContent).Get(ctx, bound, metav1.GetOptions{})
 		return err == nil, nil
 	})
 	if err != nil {
@@ -127,7 +117,7 @@ func snapshotError(vs *unstructured.Unstructured) string {
 
 // contentOf is the VolumeSnapshot's content, or nil while it has none.
 func (a *api) contentOf(ctx context.Context, vs string) *unstructured.Unstructured {
-	s, err := a.snapshots().Get(ctx, vs, metav1.GetOptions{})
+	s, err := a.resource(kindSnapshot).Get(ctx, vs, metav1.GetOptions{})
 	if err != nil {
 		return nil
 	}
@@ -135,7 +125,7 @@ func (a *api) contentOf(ctx context.Context, vs string) *unstructured.Unstructur
 	if name == "" {
 		return nil
 	}
-	c, err := a.contents().Get(ctx, name, metav1.GetOptions{})
+	c, err := a.resource(kindContent).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil
 	}

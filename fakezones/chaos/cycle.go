@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
+	"github.com/zonepath/zonepath/fakezones/objects"
 )
 
 // cycle is one run of a scenario: the objects it made, in order, and
@@ -113,7 +114,7 @@ func (c *cycle) ready(ctx context.Context, name, op string, start time.Time, sto
 func (c *cycle) createSnapshot(ctx context.Context, name, pvc, class string) error {
 	c.made(kindSnapshot, name)
 	return create(ctx, "snapshot "+name, func(ctx context.Context) error {
-		_, err := c.w.api.snapshots().Create(ctx, volumeSnapshot(name, pvc, class), metav1.CreateOptions{})
+		_, err := c.w.api.resource(kindSnapshot).Create(ctx, objects.VolumeSnapshot(Namespace, name, pvc, class), metav1.CreateOptions{})
 		return err
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +25,8 @@ import (
 // faultFile reads back: the reload and each fault, by rule.
 func TestLostReplyRules(t *testing.T) {
 	dir := t.TempDir()
-	log := &lockedBuffer{}
+	var buf bytes.Buffer
+	log := &lockedWriter{w: &buf}
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(log)))
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	defer cancel()
@@ -44,13 +44,16 @@ func TestLostReplyRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The injector's watcher writes the log while the test reads it.
 	flush := func() {
-		if err := os.WriteFile(f.log, log.Bytes(), 0o644); err != nil {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		if err := os.WriteFile(f.log, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := f.reloaded(ctx, offset, func() bool { flush(); return false }); err != nil {
-		t.Fatalf("the reload was never seen in the log: %v\n%s", err, log.String())
+		t.Fatalf("the reload was never seen in the log: %v\n%s", err, f.logText())
 	}
 
 	calls := 0
@@ -78,7 +81,7 @@ func TestLostReplyRules(t *testing.T) {
 	}
 	flush()
 	if n := f.fired(offset, "c007-edit-class-lose-reply"); n != 1 {
-		t.Errorf("fired(lose-reply) = %d, want 1; log:\n%s", n, log.String())
+		t.Errorf("fired(lose-reply) = %d, want 1; log:\n%s", n, f.logText())
 	}
 	if n := f.fired(offset, "c007-edit-class-hold-retries"); n != holdRetries {
 		t.Errorf("fired(hold-retries) = %d, want %d", n, holdRetries)
@@ -88,30 +91,14 @@ func TestLostReplyRules(t *testing.T) {
 	}
 }
 
-// lockedBuffer is the controller's log: the injector's watcher writes it
-// while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
-
-func (b *lockedBuffer) String() string { return string(b.Bytes()) }
-
 func TestLostReplyWithoutHold(t *testing.T) {
 	rs := lostReply("c001-lost-volume-reply", "CreateVolume", "snap-1", false)
 	if len(rs.Rules) != 1 || rs.Rules[0].Action.When != faults.WhenAfter || rs.Rules[0].Match.Count != 1 {
 		t.Fatalf("rules = %+v, want one lost reply", rs.Rules)
 	}
+}
+
+func (f *faultFile) logText() string {
+	data, _ := os.ReadFile(f.log)
+	return string(data)
 }

@@ -116,7 +116,7 @@ func (c *cycle) editClass(ctx context.Context, l layout) error {
 	class := prefix + c.rec.Name + "-edit"
 	c.made(kindSnapshotClass, class)
 	if err := create(ctx, "VolumeSnapshotClass "+class, func(ctx context.Context) error {
-		_, err := c.w.api.dyn.Resource(snapshotapi.VolumeSnapshotClasses).Create(ctx, snapshotClass(class, l.pair[0], l.pair[1]), metav1.CreateOptions{})
+		_, err := c.w.api.resource(kindSnapshotClass).Create(ctx, snapshotClass(class, l.pair[0], l.pair[1]), metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return err
@@ -141,7 +141,7 @@ func (c *cycle) editClass(ctx context.Context, l layout) error {
 	to := l.other(zone)
 	patch, _ := json.Marshal(map[string]any{"allowedTopologies": terms(to)})
 	if err := c.edit(ctx, a, "VolumeSnapshotClass "+class, func(ctx context.Context) error {
-		_, err := c.w.api.dyn.Resource(snapshotapi.VolumeSnapshotClasses).Patch(ctx, class, types.MergePatchType, patch, metav1.PatchOptions{})
+		_, err := c.w.api.resource(kindSnapshotClass).Patch(ctx, class, types.MergePatchType, patch, metav1.PatchOptions{})
 		return err
 	}, func(ctx context.Context) bool {
 		content := c.w.api.contentOf(ctx, c.name("snap"))
@@ -231,7 +231,7 @@ func (c *cycle) editAffinity(ctx context.Context, l layout) error {
 	to := l.other(zone)
 	patch, _ := snapshotapi.NodeAffinityPatch(terms(to))
 	if err := c.edit(ctx, a, "VolumeSnapshotContent "+content.GetName(), func(ctx context.Context) error {
-		_, err := c.w.api.contents().Patch(ctx, content.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+		_, err := c.w.api.resource(kindContent).Patch(ctx, content.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
 		return err
 	}, func(ctx context.Context) bool { return c.unbound(ctx, c.name("restore")) },
 		fmt.Sprintf("the driver made the volume in %s; nodeAffinity narrowed to %s", zone, to.zone)); err != nil {

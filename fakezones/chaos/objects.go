@@ -89,28 +89,7 @@ func termsField(ts []v1.TopologySelectorTerm) []any {
 // claim is a 1Mi claim of class in Namespace, restored from the
 // VolumeSnapshot of that name unless snapshot is empty.
 func claim(name, class, snapshot string) *v1.PersistentVolumeClaim {
-	pvc := &v1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace},
-		Spec: v1.PersistentVolumeClaimSpec{
-			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-			StorageClassName: ptr.To(class),
-			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Mi")}},
-		},
-	}
-	if snapshot != "" {
-		pvc.Spec.DataSource = &v1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: "VolumeSnapshot", Name: snapshot}
-	}
-	return pvc
-}
-
-// volumeSnapshot is a VolumeSnapshot of the claim pvc in class.
-func volumeSnapshot(name, pvc, class string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": snapshotapi.Group + "/v1", "kind": "VolumeSnapshot",
-		"metadata": map[string]any{"name": name, "namespace": Namespace},
-		"spec": map[string]any{"volumeSnapshotClassName": class,
-			"source": map[string]any{"persistentVolumeClaimName": pvc}},
-	}}
+	return objects.Claim(Namespace, name, class, snapshot, resource.MustParse("1Mi"))
 }
 
 // consumer is the pod that makes a WaitForFirstConsumer claim bind: the

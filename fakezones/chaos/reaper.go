@@ -2,31 +2,16 @@ package chaos
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
-
-	"github.com/zonepath/zonepath/controllers/snapshotapi"
 )
 
 // ref names an object a cycle made.
 type ref struct{ kind, name string }
-
-// The kinds of ref.
-const (
-	kindPod           = "Pod"
-	kindClaim         = "PersistentVolumeClaim"
-	kindPV            = "PersistentVolume"
-	kindSnapshot      = "VolumeSnapshot"
-	kindContent       = "VolumeSnapshotContent"
-	kindSnapshotClass = "VolumeSnapshotClass"
-	kindStorageClass  = "StorageClass"
-)
 
 // reaper deletes what cycles made and watches it go: a deletion is an
 // operation that reaches its end state when the object and what it
@@ -188,38 +173,14 @@ func (r *reaper) waiting() int {
 
 // remove deletes o; pods go at once (kwok runs no containers to stop).
 func (a *api) remove(ctx context.Context, o ref) error {
-	switch o.kind {
-	case kindPod:
-		return a.kube.CoreV1().Pods(Namespace).Delete(ctx, o.name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-	case kindClaim:
-		return a.kube.CoreV1().PersistentVolumeClaims(Namespace).Delete(ctx, o.name, metav1.DeleteOptions{})
-	case kindSnapshot:
-		return a.snapshots().Delete(ctx, o.name, metav1.DeleteOptions{})
-	case kindSnapshotClass:
-		return a.dyn.Resource(snapshotapi.VolumeSnapshotClasses).Delete(ctx, o.name, metav1.DeleteOptions{})
-	case kindStorageClass:
-		return a.kube.StorageV1().StorageClasses().Delete(ctx, o.name, metav1.DeleteOptions{})
+	opts := metav1.DeleteOptions{}
+	if o.kind == kindPod {
+		opts.GracePeriodSeconds = ptr.To[int64](0)
 	}
-	return fmt.Errorf("the workload never deletes a %s", o.kind)
+	return a.resource(o.kind).Delete(ctx, o.name, opts)
 }
 
 // get reads o; only its error matters to the reaper.
 func (a *api) get(ctx context.Context, o ref) (metav1.Object, error) {
-	switch o.kind {
-	case kindPod:
-		return a.kube.CoreV1().Pods(Namespace).Get(ctx, o.name, metav1.GetOptions{})
-	case kindClaim:
-		return a.kube.CoreV1().PersistentVolumeClaims(Namespace).Get(ctx, o.name, metav1.GetOptions{})
-	case kindPV:
-		return a.kube.CoreV1().PersistentVolumes().Get(ctx, o.name, metav1.GetOptions{})
-	case kindSnapshot:
-		return a.snapshots().Get(ctx, o.name, metav1.GetOptions{})
-	case kindContent:
-		return a.contents().Get(ctx, o.name, metav1.GetOptions{})
-	case kindSnapshotClass:
-		return a.dyn.Resource(snapshotapi.VolumeSnapshotClasses).Get(ctx, o.name, metav1.GetOptions{})
-	case kindStorageClass:
-		return a.kube.StorageV1().StorageClasses().Get(ctx, o.name, metav1.GetOptions{})
-	}
-	return &unstructured.Unstructured{}, fmt.Errorf("the workload never reads a %s", o.kind)
+	return a.resource(o.kind).Get(ctx, o.name, metav1.GetOptions{})
 }

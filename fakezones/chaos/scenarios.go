@@ -96,7 +96,7 @@ func exhaustedScenario(l layout) scenario {
 // become ready while the quota is full.
 func (c *cycle) seeExhausted(ctx context.Context, name string) error {
 	return poll(ctx, func(ctx context.Context) (bool, error) {
-		vs, err := c.w.api.snapshots().Get(ctx, name, metav1.GetOptions{})
+		vs, err := c.w.api.resource(kindSnapshot).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}

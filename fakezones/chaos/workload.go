@@ -10,7 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/fakezones/spec"
 )
 
@@ -116,7 +115,7 @@ func (w *workload) setUp(ctx context.Context) error {
 	}
 	class := snapshotClass(exhaustClass, *w.layout.exhausted)
 	return create(ctx, "VolumeSnapshotClass "+exhaustClass, func(ctx context.Context) error {
-		_, err := w.api.dyn.Resource(snapshotapi.VolumeSnapshotClasses).Create(ctx, class, metav1.CreateOptions{})
+		_, err := w.api.resource(kindSnapshotClass).Create(ctx, class, metav1.CreateOptions{})
 		return err
 	})
 }

@@ -29,14 +29,7 @@ func TestStopEndsTheGroup(t *testing.T) {
 	dir := t.TempDir()
 	child := filepath.Join(dir, "child.pid")
 	p := start(t, "sleep 60 & echo $! > "+child+"; wait")
-	var pid int
-	if err := poll(5*time.Second, func() bool {
-		data, _ := os.ReadFile(child)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		return pid != 0
-	}); err != nil {
-		t.Fatalf("the child never started: %v", err)
-	}
+	pid := childPID(t, child)
 	if !p.Alive() {
 		t.Fatal("the process is not alive after start")
 	}
@@ -54,6 +47,21 @@ func TestStopEndsTheGroup(t *testing.T) {
 	if err := p.Stop(context.Background(), time.Second); err != nil {
 		t.Fatalf("a second Stop: %v", err)
 	}
+}
+
+// childPID waits for the PID a test process writes to path for the child
+// it started.
+func childPID(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	if err := poll(5*time.Second, func() bool {
+		data, _ := os.ReadFile(path)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		return pid != 0
+	}); err != nil {
+		t.Fatalf("the child never started: %v", err)
+	}
+	return pid
 }
 
 // poll checks done every 10ms until it holds or timeout passes.
@@ -165,14 +173,7 @@ func TestKillThenStartAgainFromTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Stop(context.Background(), time.Second) })
-	var pid int
-	if err := poll(5*time.Second, func() bool {
-		data, _ := os.ReadFile(child)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		return pid != 0
-	}); err != nil {
-		t.Fatalf("the child never started: %v", err)
-	}
+	pid := childPID(t, child)
 	t0 := time.Now()
 	if err := p.Kill(context.Background(), 2*time.Second); err != nil {
 		t.Fatal(err)
