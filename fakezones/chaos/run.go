@@ -103,9 +103,9 @@ func Run(ctx context.Context, o Options) ([]Finding, error) {
 		fmt.Fprintln(out, "chaos: interrupted; auditing what is there now, without waiting for the deletions")
 		settle = 0
 	}
-	findings := r.finish(ctx, settle)
+	findings, auditErr := r.finish(ctx, settle)
 	r.report(findings, t0)
-	return findings, killErr
+	return findings, errors.Join(killErr, auditErr)
 }
 
 func (o *Options) validate() error {
@@ -153,6 +153,8 @@ type run struct {
 	reaper   *reaper
 	killer   *killer
 	workload *workload
+	// stopReaper ends the reaper once the audit starts.
+	stopReaper func()
 }
 
 func newRun(ctx context.Context, o Options, state *cluster.State, l layout, faults *faultFile) (*run, error) {
@@ -196,7 +198,9 @@ func (r *run) chaos(ctx context.Context, phaseEnd time.Time) error {
 	defer stop()
 	// Deletions of cycles cut short must outlive the phase, not a Ctrl-C.
 	r.workload.drain = ctx
-	go r.reaper.run(context.WithoutCancel(ctx))
+	reap, stopReaper := context.WithCancel(context.WithoutCancel(ctx))
+	r.stopReaper = stopReaper
+	go r.reaper.run(reap)
 	progressDone := r.progress(context.WithoutCancel(ctx), "chaos")
 	defer progressDone()
 	var wg sync.WaitGroup
@@ -214,7 +218,7 @@ func (r *run) chaos(ctx context.Context, phaseEnd time.Time) error {
 
 // finish deletes the shared classes, waits up to settle for the
 // deletions, and audits both ends.
-func (r *run) finish(ctx context.Context, settle time.Duration) []Finding {
+func (r *run) finish(ctx context.Context, settle time.Duration) ([]Finding, error) {
 	ctx = context.WithoutCancel(ctx)
 	progressDone := r.progress(ctx, "settle")
 	t0 := time.Now()
@@ -224,20 +228,21 @@ func (r *run) finish(ctx context.Context, settle time.Duration) []Finding {
 	r.workload.tearDown(ctx)
 	r.settled(t0, settle+min(settle, 10*time.Second))
 	progressDone()
+	r.stopReaper()
 	fmt.Fprintf(r.o.Out, "chaos: settled in %s, %d deletions still pending; auditing both ends\n", time.Since(t0).Round(time.Second), r.reaper.waiting())
 	findings := r.ledger.Snapshot().Findings
 	backend, err := r.driver.list(ctx)
 	if err != nil {
-		return append(findings, Finding{Rule: RuleOrphan, What: "the driver's backend", Why: "cannot be listed: " + err.Error()})
+		return findings, fmt.Errorf("the audit cannot list the driver's volumes and snapshots: %w", err)
 	}
 	objs, err := r.api.inventory(ctx)
 	if err != nil {
-		return append(findings, Finding{Rule: RuleStuck, What: "the API objects", Why: "cannot be listed: " + err.Error()})
+		return findings, fmt.Errorf("the audit cannot list the API objects: %w", err)
 	}
 	origins := r.ledger.Snapshot().Origins
 	findings = append(findings, Orphans(backend, objs, origins)...)
 	findings = append(findings, Missing(backend, objs, origins)...)
-	return append(findings, Stuck(objs, origins)...)
+	return append(findings, Stuck(objs, origins)...), nil
 }
 
 // settled waits until the reaper has nothing pending or bound has passed
