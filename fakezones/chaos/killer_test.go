@@ -36,19 +36,22 @@ func TestKillerKillsAndRevives(t *testing.T) {
 	ledger := NewLedger()
 	k := &killer{state: s, schedule: NewSchedule(victims, 3), every: 100 * time.Millisecond, ledger: ledger,
 		log: io.Discard, started: map[string]time.Time{}}
-	// kwok, not a victim, dies on its own meanwhile.
-	kwok, _ := s.Process("kwok")
-	time.AfterFunc(500*time.Millisecond, func() { _ = syscall.Kill(kwok.PID, syscall.SIGKILL) })
 	t0 := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := k.run(ctx); err != nil {
+	done := make(chan error)
+	go func() { done <- k.run(ctx) }()
+	// Once the first kill is in, kwok (not a victim) dies on its own;
+	// the run ends once it was revived and a second kill is in too.
+	kwok, _ := s.Process("kwok")
+	waitFor(t, func(s Snapshot) bool { return len(s.Kills) >= 1 }, ledger)
+	_ = syscall.Kill(kwok.PID, syscall.SIGKILL)
+	waitFor(t, func(s Snapshot) bool { return len(s.Kills) >= 2 && len(s.Exits) >= 1 }, ledger)
+	cancel()
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	snap := ledger.Snapshot()
-	if len(snap.Kills) < 2 {
-		t.Fatalf("%d kills in 4 s, want at least 2 (a second each to count as back)", len(snap.Kills))
-	}
 	for _, kill := range snap.Kills {
 		if !strings.HasPrefix(kill.Component, "provisioner") && !strings.HasPrefix(kill.Component, "snapshotter") {
 			t.Errorf("killed %s, which is no victim", kill.Component)
@@ -74,5 +77,16 @@ func TestKillerKillsAndRevives(t *testing.T) {
 	}
 	if !k.startedSince("kwok", t0) {
 		t.Error("startedSince does not know of kwok's restart")
+	}
+}
+
+// waitFor polls the ledger until cond holds; a minute is far more than
+// the few seconds it takes.
+func waitFor(t *testing.T, cond func(Snapshot) bool, l *Ledger) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(l.Snapshot()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the killer never got there: %+v", l.Snapshot())
+		}
 	}
 }
