@@ -49,8 +49,12 @@ type Options struct {
 }
 
 // reserve is the time a run keeps, besides the settle time, for the
-// audit, the report and the cluster's stop.
-const reserve = 45 * time.Second
+// audit, the report and the cluster's stop; minChaos is the least time
+// of chaos worth a cluster's start.
+const (
+	reserve  = 45 * time.Second
+	minChaos = 40 * time.Second
+)
 
 func (o *Options) settle() time.Duration {
 	if o.Settle > 0 {
@@ -93,7 +97,7 @@ func Run(ctx context.Context, o Options) ([]Finding, error) {
 	}
 	defer r.driver.close()
 	phaseEnd := deadline.Add(-o.settle() - reserve)
-	if time.Until(phaseEnd) < 30*time.Second {
+	if time.Until(phaseEnd) < minChaos/2 {
 		return nil, fmt.Errorf("--duration %s leaves %s for chaos after the cluster's start (%s), the settle time and %s for the audit and stop",
 			o.Duration, time.Until(phaseEnd).Round(time.Second), time.Since(t0).Round(time.Second), reserve)
 	}
@@ -117,6 +121,9 @@ func (o *Options) validate() error {
 			o.Duration, o.KillEvery, o.Settle, o.MaxBackoff)
 	case o.Lanes < 0:
 		return fmt.Errorf("lanes: %d is negative", o.Lanes)
+	case o.Duration-o.settle()-reserve < minChaos:
+		return fmt.Errorf("--duration %s leaves less than %s of chaos besides the settle time (%s) and %s for the cluster's start, the audit and the stop",
+			o.Duration, minChaos, o.settle(), reserve)
 	}
 	return nil
 }

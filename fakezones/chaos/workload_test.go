@@ -3,6 +3,7 @@ package chaos
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zonepath/zonepath/fakezones/spec"
 )
@@ -71,5 +72,31 @@ func TestExitOf(t *testing.T) {
 	crash := exitOf("scheduler", "panic: runtime error")
 	if crash.Why != "panic: runtime error" {
 		t.Fatalf("an unexpected exit keeps its log: %q", crash.Why)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	ok := Options{OutputDir: "out", Duration: 3 * time.Minute, KillEvery: 3 * time.Second}
+	if err := ok.validate(); err != nil {
+		t.Fatalf("the CI setting is refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*Options)
+		want   string
+	}{
+		{"too short for any chaos", func(o *Options) { o.Duration = time.Minute }, "leaves less than"},
+		{"no kill interval", func(o *Options) { o.KillEvery = 0 }, "must be positive"},
+		{"negative lanes", func(o *Options) { o.Lanes = -1 }, "negative"},
+		{"no output directory", func(o *Options) { o.OutputDir = "" }, "no output directory"},
+	} {
+		o := ok
+		tc.change(&o)
+		if err := o.validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if got := (&Options{Duration: 10 * time.Minute}).settle(); got != 75*time.Second {
+		t.Errorf("settle of a 10m run = %s, want an eighth", got)
 	}
 }
