@@ -14,6 +14,8 @@
 //	kubelet      the kubelet stand-in: node plugins in one process, registered the way kubelet would
 //	cluster      up and down: the order, the readiness checks, the progress output
 //	clustertest  the test kit: a cluster per test (build tag livecluster), the objects tests create, the waits
+//	chaos        make chaos: a workload while components are SIGKILLed, then an orphan audit of the driver and the API
 //
-// The command is cmd/zonepath-cluster; make fakezones-up runs it.
+// The command is cmd/zonepath-cluster; make fakezones-up and make chaos
+// run it.
 package fakezones

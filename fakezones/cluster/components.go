@@ -190,9 +190,24 @@ func (u *up) kwok() component {
 func nodeLeaseSeconds(nodes int) int { return max(40, nodes/10) }
 
 func (u *up) snapshotController() component {
-	return component{name: "snapshot-controller", bin: "snapshot-controller", args: append([]string{
+	return component{name: "snapshot-controller", bin: "snapshot-controller", args: append(append([]string{
 		"--kubeconfig=" + u.kubeconfigOf(saSnapshotController), "--v=2",
-	}, u.leaderElection()...)}
+	}, u.leaderElection()...), u.backoffArgs("")...)}
+}
+
+// backoffArgs are Options.MaxBackoff's flags of a component: the
+// snapshot-controller and every sidecar take upstream's
+// --retry-interval-max, the provisioner (zonepath's or upstream's) also
+// --snapshot-orphan-sweep-interval.
+func (u *up) backoffArgs(sidecar string) []string {
+	if u.o.MaxBackoff <= 0 {
+		return nil
+	}
+	args := []string{"--retry-interval-max=" + u.o.MaxBackoff.String()}
+	if sidecar == "provisioner" {
+		args = append(args, "--snapshot-orphan-sweep-interval="+u.o.MaxBackoff.String())
+	}
+	return args
 }
 
 func (u *up) driverController() component {
@@ -222,15 +237,16 @@ func (u *up) sidecars() []component {
 func (u *up) sidecarsOn(prefix, socket string, election []string) []component {
 	common := append([]string{"--csi-address=" + socket, "--kubeconfig=" + u.kubeconfigOf(saController), "--v=2"}, election...)
 	pick := func(name, ours, upstream string) component {
+		args := append(slices.Clone(common), u.backoffArgs(name)...)
 		if u.has(ours) {
-			return component{name: prefix + name, bin: ours, args: append(slices.Clone(common), "--feature-gates="+u.o.FeatureGates)}
+			return component{name: prefix + name, bin: ours, args: append(args, "--feature-gates="+u.o.FeatureGates)}
 		}
-		return component{name: prefix + name, bin: upstream, args: slices.Clone(common)}
+		return component{name: prefix + name, bin: upstream, args: args}
 	}
 	return []component{
 		pick("provisioner", "zonepath-provisioner", "csi-provisioner"),
 		pick("snapshotter", "zonepath-snapshotter", "csi-snapshotter"),
-		{name: prefix + "attacher", bin: "csi-attacher", args: slices.Clone(common)},
+		{name: prefix + "attacher", bin: "csi-attacher", args: append(slices.Clone(common), u.backoffArgs("attacher")...)},
 	}
 }
 

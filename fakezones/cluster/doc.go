@@ -4,6 +4,8 @@
 // whichever component died. Every started process is recorded in the
 // work directory's cluster.json as soon as it starts, so a failed or
 // interrupted start, and any later "down", stop exactly what was started.
+// A chaos run (package chaos) kills one component (Kill) and starts it
+// again from its record (Respawn), in its old place in the stop order.
 // up ends with the peak resident memory of the cluster's processes.
 //
 // The components' flags keep a start of thousands of nodes cheap: the API

@@ -54,6 +54,14 @@ type Options struct {
 	// election in Namespace, and the API server writes an audit log of
 	// their calls (AuditLog).
 	RBACDir string
+	// MaxBackoff, when set, is the longest the snapshot-controller and the
+	// sidecars wait before trying again: their --retry-interval-max
+	// (upstream 5m; every failed call doubles an object's backoff) and the
+	// provisioner's --snapshot-orphan-sweep-interval (upstream 5m; the
+	// sweep takes the source-protection finalizer off a VolumeSnapshot
+	// whose restoring claim went away). A chaos run's kills would
+	// otherwise leave objects waiting longer than the run.
+	MaxBackoff time.Duration
 	// Timeout bounds the whole start.
 	Timeout time.Duration
 	Out     io.Writer
@@ -193,6 +201,7 @@ func (u *up) credentials(context.Context) error {
 		return err
 	}
 	u.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", u.ports.etcd)
+	u.state.Etcd = u.etcdURL
 	u.state.Server = fmt.Sprintf("https://127.0.0.1:%d", u.ports.apiserver)
 	ca, err := pki.NewCA(u.w.path("pki"), "fakezones-ca")
 	if err != nil {

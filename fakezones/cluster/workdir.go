@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/zonepath/zonepath/fakezones/pki"
 	"github.com/zonepath/zonepath/fakezones/proc"
@@ -62,13 +64,20 @@ func (w *workDir) reset() error {
 
 // State is what a running cluster records in its work directory.
 type State struct {
-	WorkDir    string          `json:"workDir"`
-	Kubeconfig string          `json:"kubeconfig"`
-	Server     string          `json:"server"`
+	WorkDir    string `json:"workDir"`
+	Kubeconfig string `json:"kubeconfig"`
+	Server     string `json:"server"`
+	// Etcd is etcd's client URL, for its health check after a restart.
+	Etcd       string          `json:"etcd"`
 	Controller string          `json:"controllerSocket"`
 	Processes  []*proc.Process `json:"processes"`
 	// ExtraDrivers are the cluster file's extra drivers, as started.
 	ExtraDrivers []ExtraDriver `json:"extraDrivers,omitempty"`
+
+	// client is Serving's client of the API server.
+	clientOnce sync.Once
+	client     *http.Client
+	clientErr  error
 }
 
 // ExtraDriver is an extra driver of a running cluster.

@@ -380,3 +380,37 @@ func readyConditions(now metav1.Time) []v1.NodeCondition {
 		c(v1.NodeNetworkUnavailable, v1.ConditionFalse, "RouteCreated", "the network is up"),
 	}
 }
+
+// Claim is a ReadWriteOnce claim of size in class, restored from the
+// VolumeSnapshot of that name in its namespace unless snapshot is empty:
+// what the cluster's tests and make chaos's workload provision.
+func Claim(namespace, name, class, snapshot string, size resource.Quantity) *v1.PersistentVolumeClaim {
+	pvc := &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			StorageClassName: ptr.To(class),
+			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: size}},
+		},
+	}
+	if snapshot != "" {
+		pvc.Spec.DataSource = &v1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: "VolumeSnapshot", Name: snapshot}
+	}
+	return pvc
+}
+
+// VolumeSnapshot is a snapshot of the claim pvc in class, or in the
+// default VolumeSnapshotClass of the claim's driver when class is empty.
+// It is unstructured as the snapshot API has no typed client in this
+// module.
+func VolumeSnapshot(namespace, name, pvc, class string) *unstructured.Unstructured {
+	spec := map[string]any{"source": map[string]any{"persistentVolumeClaimName": pvc}}
+	if class != "" {
+		spec["volumeSnapshotClassName"] = class
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": snapshotapi.Group + "/v1", "kind": "VolumeSnapshot",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"spec":     spec,
+	}}
+}

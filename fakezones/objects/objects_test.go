@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -68,5 +69,18 @@ func TestInstallStorage(t *testing.T) {
 	err := InstallStorage(context.Background(), Clients{Kube: broken}, cl)
 	if err == nil || !strings.Contains(err.Error(), "creating StorageClass zonepath: quota exceeded") {
 		t.Fatalf("InstallStorage with a failing API = %v, want the StorageClass named", err)
+	}
+}
+
+func TestVolumeSnapshotClass(t *testing.T) {
+	for _, class := range []string{"", "zonepath-region"} {
+		vs := VolumeSnapshot("ns", "snap", "pvc", class)
+		got, found, _ := unstructured.NestedString(vs.Object, "spec", "volumeSnapshotClassName")
+		if got != class || found != (class != "") {
+			t.Errorf("VolumeSnapshot(class %q) has class %q (set: %v): an empty class must be left out for the driver's default", class, got, found)
+		}
+		if pvc, _, _ := unstructured.NestedString(vs.Object, "spec", "source", "persistentVolumeClaimName"); pvc != "pvc" || vs.GetNamespace() != "ns" {
+			t.Errorf("VolumeSnapshot(class %q) = %v", class, vs.Object)
+		}
 	}
 }

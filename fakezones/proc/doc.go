@@ -6,6 +6,8 @@
 // A process is identified by its PID and its start time (field 22 of
 // /proc/PID/stat): a PID alone could have been reused by an unrelated
 // process since the cluster was started, and down must never signal that.
+// It also records its path, arguments and environment (Spec), so that a
+// later command can start it again after Kill, as a chaos run does.
 //
 // It must not know what a component is: the order and the readiness checks
 // are package cluster's.

@@ -25,11 +25,16 @@ type Spec struct {
 }
 
 // Process is a started process, as recorded in the cluster's state file.
+// It records how it was started too (Path, Args, Env), so that a later
+// command can start it again after killing it (Spec).
 type Process struct {
-	Name      string `json:"name"`
-	PID       int    `json:"pid"`
-	StartTime uint64 `json:"startTime"`
-	Log       string `json:"log"`
+	Name      string   `json:"name"`
+	PID       int      `json:"pid"`
+	StartTime uint64   `json:"startTime"`
+	Log       string   `json:"log"`
+	Path      string   `json:"path"`
+	Args      []string `json:"args,omitempty"`
+	Env       []string `json:"env,omitempty"`
 	// exited is closed when the process ends, for the process that
 	// started it; nil after reading the state file.
 	exited chan struct{}
@@ -54,13 +59,19 @@ func Start(spec Spec) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: starting %s: %w", spec.Name, spec.Path, err)
 	}
-	p := &Process{Name: spec.Name, PID: cmd.Process.Pid, Log: spec.Log, exited: make(chan struct{})}
+	p := &Process{Name: spec.Name, PID: cmd.Process.Pid, Log: spec.Log,
+		Path: spec.Path, Args: spec.Args, Env: spec.Env, exited: make(chan struct{})}
 	p.StartTime, _ = startTime(p.PID)
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// Spec is what started the process, to start it again.
+func (p *Process) Spec() Spec {
+	return Spec{Name: p.Name, Path: p.Path, Args: p.Args, Env: p.Env, Log: p.Log}
 }
 
 // Exited is closed when a process this command started has ended.
@@ -93,6 +104,20 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
 	killGroup(p.PID)
 	if !p.wait(ctx, 5*time.Second) {
 		return fmt.Errorf("%s (pid %d) survived SIGKILL", p.Name, p.PID)
+	}
+	return nil
+}
+
+// Kill sends SIGKILL to the process group at once, as a crash or an OOM
+// kill would end it, and waits up to timeout until the process is gone.
+// An error means it still runs: a kill is only a kill once it is dead.
+func (p *Process) Kill(ctx context.Context, timeout time.Duration) error {
+	if !p.Alive() {
+		return fmt.Errorf("%s (pid %d) is not running", p.Name, p.PID)
+	}
+	killGroup(p.PID)
+	if !p.wait(ctx, timeout) {
+		return fmt.Errorf("%s (pid %d) survived SIGKILL for %s", p.Name, p.PID, timeout)
 	}
 	return nil
 }

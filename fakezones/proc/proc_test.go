@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,14 +29,7 @@ func TestStopEndsTheGroup(t *testing.T) {
 	dir := t.TempDir()
 	child := filepath.Join(dir, "child.pid")
 	p := start(t, "sleep 60 & echo $! > "+child+"; wait")
-	var pid int
-	if err := poll(5*time.Second, func() bool {
-		data, _ := os.ReadFile(child)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		return pid != 0
-	}); err != nil {
-		t.Fatalf("the child never started: %v", err)
-	}
+	pid := childPID(t, child)
 	if !p.Alive() {
 		t.Fatal("the process is not alive after start")
 	}
@@ -53,6 +47,21 @@ func TestStopEndsTheGroup(t *testing.T) {
 	if err := p.Stop(context.Background(), time.Second); err != nil {
 		t.Fatalf("a second Stop: %v", err)
 	}
+}
+
+// childPID waits for the PID a test process writes to path for the child
+// it started.
+func childPID(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	if err := poll(5*time.Second, func() bool {
+		data, _ := os.ReadFile(path)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		return pid != 0
+	}); err != nil {
+		t.Fatalf("the child never started: %v", err)
+	}
+	return pid
 }
 
 // poll checks done every 10ms until it holds or timeout passes.
@@ -148,5 +157,55 @@ func TestPeakRSSOfThisProcess(t *testing.T) {
 	got, err := (&Process{PID: os.Getpid()}).PeakRSS()
 	if err != nil || got < 1<<20 {
 		t.Fatalf("PeakRSS = %d, %v; want at least 1 MiB", got, err)
+	}
+}
+
+// Kill ends a process that ignores SIGTERM at once, with everything it
+// started, and a process read back from the state file can be started
+// again from what it recorded.
+func TestKillThenStartAgainFromTheRecord(t *testing.T) {
+	dir := t.TempDir()
+	child := filepath.Join(dir, "child.pid")
+	p, err := Start(Spec{Name: "test", Path: "/bin/sh", Env: []string{"CHAOS_MARK=1"},
+		Args: []string{"-c", "trap '' TERM; sleep 60 & echo $! > " + child + "; echo mark=$CHAOS_MARK; wait"},
+		Log:  filepath.Join(dir, "test.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop(context.Background(), time.Second) })
+	pid := childPID(t, child)
+	t0 := time.Now()
+	if err := p.Kill(context.Background(), 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d > time.Second || p.Alive() {
+		t.Fatalf("Kill took %v (alive after: %v): SIGKILL must not wait for a grace period", d, p.Alive())
+	}
+	if err := poll(3*time.Second, func() bool { return gone(pid) }); err != nil {
+		t.Fatalf("the child %d survived its group's SIGKILL", pid)
+	}
+	if err := p.Kill(context.Background(), time.Second); err == nil {
+		t.Fatal("Kill of a dead process reported success: a kill must be counted only when it killed something")
+	}
+
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded Process
+	if err := json.Unmarshal(data, &recorded); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(child)
+	again, err := Start(recorded.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = again.Stop(context.Background(), time.Second) })
+	if err := poll(5*time.Second, func() bool { _, err := os.Stat(child); return err == nil }); err != nil || !again.Alive() {
+		t.Fatalf("the process started from its record did not run (alive %v, err %v)", again.Alive(), err)
+	}
+	if got := strings.Count(Tail(p.Log, 10), "mark=1"); got != 2 {
+		t.Fatalf("the log has %d lines mark=1, want 2 (the record keeps the environment and the log):\n%s", got, Tail(p.Log, 10))
 	}
 }

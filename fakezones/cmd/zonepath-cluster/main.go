@@ -41,7 +41,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeletCommand())
+	root.AddCommand(upCommand(), downCommand(), statusCommand(), chaosCommand(), kubeletCommand())
 	stopProfile := cpuProfile()
 	err := root.ExecuteContext(ctx)
 	stopProfile()

@@ -1,0 +1,92 @@
+package chaos
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zonepath/zonepath/fakezones/cluster"
+	"github.com/zonepath/zonepath/fakezones/proc"
+)
+
+// The kill loop on stand-in processes: each kill ends a process and
+// counts only once its successor is up (a new PID, recorded in the state
+// file), a process that dies on its own is restarted and counted as an
+// exit, not a kill, and everything runs when the loop returns.
+func TestKillerKillsAndRevives(t *testing.T) {
+	dir := t.TempDir()
+	s := &cluster.State{WorkDir: dir}
+	victims := []string{"provisioner", "snapshotter"}
+	for _, name := range append([]string{"kwok"}, victims...) {
+		p, err := proc.Start(proc.Spec{Name: name, Path: "/bin/sh", Args: []string{"-c", "sleep 60"}, Log: filepath.Join(dir, name+".log")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Processes = append(s.Processes, p)
+	}
+	t.Cleanup(func() { _ = cluster.Down(context.Background(), dir, io.Discard) })
+	first := map[string]int{}
+	for _, p := range s.Processes {
+		first[p.Name] = p.PID
+	}
+	ledger := NewLedger()
+	k := &killer{state: s, schedule: NewSchedule(victims, 3), every: 100 * time.Millisecond, ledger: ledger,
+		log: io.Discard, started: map[string]time.Time{}}
+	t0 := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error)
+	go func() { done <- k.run(ctx) }()
+	// Once the first kill is in, kwok (not a victim) dies on its own;
+	// the run ends once it was revived and a second kill is in too.
+	kwok, _ := s.Process("kwok")
+	waitFor(t, func(s Snapshot) bool { return len(s.Kills) >= 1 }, ledger)
+	_ = syscall.Kill(kwok.PID, syscall.SIGKILL)
+	waitFor(t, func(s Snapshot) bool { return len(s.Kills) >= 2 && len(s.Exits) >= 1 }, ledger)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	snap := ledger.Snapshot()
+	for _, kill := range snap.Kills {
+		if !strings.HasPrefix(kill.Component, "provisioner") && !strings.HasPrefix(kill.Component, "snapshotter") {
+			t.Errorf("killed %s, which is no victim", kill.Component)
+		}
+		if kill.Back < settleAlive {
+			t.Errorf("%s counted back after %s, before it ran %s", kill.Component, kill.Back, settleAlive)
+		}
+	}
+	if len(snap.Exits) != 1 || snap.Exits[0].Component != "kwok" {
+		t.Fatalf("exits = %+v, want kwok's", snap.Exits)
+	}
+	read, err := cluster.ReadState(dir)
+	if err != nil || read == nil {
+		t.Fatalf("state file: %v", err)
+	}
+	for _, p := range read.Processes {
+		if !p.Alive() {
+			t.Errorf("%s does not run after the killer returned", p.Name)
+		}
+		if p.PID == first[p.Name] {
+			t.Errorf("%s still has its first PID %d: never restarted", p.Name, p.PID)
+		}
+	}
+	if !k.startedSince("kwok", t0) {
+		t.Error("startedSince does not know of kwok's restart")
+	}
+}
+
+// waitFor polls the ledger until cond holds; a minute is far more than
+// the few seconds it takes.
+func waitFor(t *testing.T, cond func(Snapshot) bool, l *Ledger) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(l.Snapshot()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the killer never got there: %+v", l.Snapshot())
+		}
+	}
+}
