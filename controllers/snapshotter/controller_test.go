@@ -3,7 +3,6 @@ package snapshotter
 import (
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,10 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -89,14 +86,16 @@ func startHarnessOn(t *testing.T, p csiTarget, setup func(*dynamicfake.FakeDynam
 	// WatchList" marker, so the reflector would wait for a bookmark the
 	// fake never sends. Real API servers send it.
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
-	h := &harness{snap: snapfake.NewSimpleClientset(typedContent(p.driver, p.volume), typedClass(p.driver)), kube: kubefake.NewClientset()}
-	h.snap.PrependReactor("*", "*", clienttesting.ObjectReaction(&rvTracker{ObjectTracker: h.snap.Tracker()}))
+	h := &harness{snap: snapfake.NewSimpleClientset(), kube: kubefake.NewClientset()}
 	content := contentObj("content", nil)
 	content.Object["spec"].(map[string]any)["driver"] = p.driver
 	content.Object["spec"].(map[string]any)["source"] = map[string]any{"volumeHandle": p.volume}
+	content.SetResourceVersion("1")
 	class := classObj(nil)
 	class.Object["driver"] = p.driver
+	class.SetResourceVersion("1")
 	dyn := dynamicClient(content, class)
+	shareStore(h.snap, dyn)
 	dyn.PrependReactor("patch", "volumesnapshotcontents", h.note("nodeAffinity"))
 	h.snap.PrependReactor("patch", "volumesnapshotcontents", h.noteUpstreamPatch)
 	if setup != nil {
@@ -116,45 +115,6 @@ func startHarnessOn(t *testing.T, p csiTarget, setup func(*dynamicfake.FakeDynam
 	go func() { ctrl.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return h
-}
-
-// rvTracker gives every write a new metadata.resourceVersion, as the API
-// server does. The fake's tracker keeps the writer's, so upstream's
-// informer filter would take every write for a resync and requeue at
-// once, hiding the backoff this test checks.
-type rvTracker struct {
-	clienttesting.ObjectTracker
-	rv atomic.Int64
-}
-
-func (t *rvTracker) bump(obj runtime.Object) error {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return err
-	}
-	m.SetResourceVersion(strconv.FormatInt(100+t.rv.Add(1), 10))
-	return nil
-}
-
-func (t *rvTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
-	if err := t.bump(obj); err != nil {
-		return err
-	}
-	return t.ObjectTracker.Create(gvr, obj, ns, opts...)
-}
-
-func (t *rvTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
-	if err := t.bump(obj); err != nil {
-		return err
-	}
-	return t.ObjectTracker.Update(gvr, obj, ns, opts...)
-}
-
-func (t *rvTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
-	if err := t.bump(obj); err != nil {
-		return err
-	}
-	return t.ObjectTracker.Patch(gvr, obj, ns, opts...)
 }
 
 func (h *harness) note(what string) clienttesting.ReactionFunc {
@@ -203,23 +163,6 @@ func boolText(b bool) string {
 		return "true"
 	}
 	return "false"
-}
-
-func typedContent(driver, volume string) *crdv1.VolumeSnapshotContent {
-	handle, class := volume, "class"
-	return &crdv1.VolumeSnapshotContent{
-		ObjectMeta: metav1.ObjectMeta{Name: "content", ResourceVersion: "1"},
-		Spec: crdv1.VolumeSnapshotContentSpec{
-			Driver: driver, DeletionPolicy: crdv1.VolumeSnapshotContentDelete,
-			Source:                  crdv1.VolumeSnapshotContentSource{VolumeHandle: &handle},
-			VolumeSnapshotClassName: &class,
-			VolumeSnapshotRef:       corev1.ObjectReference{Name: "snap", Namespace: "default", UID: "uid-1"},
-		},
-	}
-}
-
-func typedClass(driver string) *crdv1.VolumeSnapshotClass {
-	return &crdv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "class", ResourceVersion: "1"}, Driver: driver, DeletionPolicy: crdv1.VolumeSnapshotContentDelete}
 }
 
 // waitFor polls cond until it holds or 10 s pass.
