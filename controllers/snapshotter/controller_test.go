@@ -32,6 +32,7 @@ import (
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
 	"github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/driver/plugin"
 )
 
@@ -90,13 +91,12 @@ func startHarnessOn(t *testing.T, p csiTarget, setup func(*dynamicfake.FakeDynam
 	content := contentObj("content", nil)
 	content.Object["spec"].(map[string]any)["driver"] = p.driver
 	content.Object["spec"].(map[string]any)["source"] = map[string]any{"volumeHandle": p.volume}
-	content.SetResourceVersion("1")
 	class := classObj(nil)
 	class.Object["driver"] = p.driver
 	class.SetResourceVersion("1")
 	dyn := dynamicClient(content, class)
 	shareStore(h.snap, dyn)
-	dyn.PrependReactor("patch", "volumesnapshotcontents", h.note("nodeAffinity"))
+	dyn.PrependReactor("patch", "volumesnapshotcontents", h.noteOurPatch)
 	h.snap.PrependReactor("patch", "volumesnapshotcontents", h.noteUpstreamPatch)
 	if setup != nil {
 		setup(dyn)
@@ -124,6 +124,21 @@ func (h *harness) note(what string) clienttesting.ReactionFunc {
 		h.mu.Unlock()
 		return false, nil, nil
 	}
+}
+
+// noteOurPatch logs the Snapshotter's writes: "nodeAffinity", "pin" and
+// "unpin".
+func (h *harness) noteOurPatch(a clienttesting.Action) (bool, runtime.Object, error) {
+	patch := string(a.(clienttesting.PatchAction).GetPatch())
+	switch {
+	case strings.Contains(patch, `"nodeAffinity"`):
+		h.note("nodeAffinity")(a)
+	case strings.Contains(patch, `"`+snapshotapi.PinAnnotation+`":null`):
+		h.note("unpin")(a)
+	case strings.Contains(patch, snapshotapi.PinAnnotation):
+		h.note("pin")(a)
+	}
+	return false, nil, nil
 }
 
 // noteUpstreamPatch logs the writes of upstream's controller that the
@@ -201,16 +216,19 @@ func TestControllerRecordsTopologyBeforeReady(t *testing.T) {
 // TestControllerResourceExhausted: upstream records the driver's message
 // in status.error, emits a Warning event, keeps the being-created
 // annotation (the error is not final) and retries with exponential
-// backoff; no nodeAffinity is written.
+// backoff; no nodeAffinity is written, and the pin written before the
+// first attempt stays for the retries. The pin is a change upstream's
+// informer passes on, so the first retry follows at once; the backoff
+// counts from the second.
 func TestControllerResourceExhausted(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 	const driverText = "no snapshot quota left in zone-a"
 	h := startHarness(t, &fakeCSI{accessibility: true, err: status.Error(codes.ResourceExhausted, driverText)})
-	waitFor(t, "four CreateSnapshot attempts", func() bool { reqs, _ := h.csi.calls(); return len(reqs) >= 4 })
+	waitFor(t, "five CreateSnapshot attempts", func() bool { reqs, _ := h.csi.calls(); return len(reqs) >= 5 })
 	_, times := h.csi.calls()
-	for i := 1; i < 4; i++ {
-		// The i-th retry waits retryStart * 2^(i-1); 10% slack for clocks.
-		if gap, min := times[i].Sub(times[i-1]), retryStart<<(i-1)*9/10; gap < min {
+	for i := 2; i < 5; i++ {
+		// The i-th retry waits retryStart * 2^(i-2); 10% slack for clocks.
+		if gap, min := times[i].Sub(times[i-1]), retryStart<<(i-2)*9/10; gap < min {
 			t.Errorf("retry %d after %v, want at least %v (exponential backoff)", i, gap, min)
 		}
 	}
@@ -218,17 +236,15 @@ func TestControllerResourceExhausted(t *testing.T) {
 	if c.Status == nil || c.Status.Error == nil || c.Status.Error.Message == nil || !strings.Contains(*c.Status.Error.Message, driverText) {
 		t.Errorf("status = %+v, want status.error with %q", c.Status, driverText)
 	}
-	if !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) {
-		t.Error("being-created annotation removed after RESOURCE_EXHAUSTED, which is not final")
+	if !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) || !metav1.HasAnnotation(c.ObjectMeta, snapshotapi.PinAnnotation) {
+		t.Errorf("annotations %v: the being-created annotation and the pin must stay after RESOURCE_EXHAUSTED, which is not final", c.Annotations)
 	}
 	waitFor(t, "a Warning event with the driver's message", func() bool { return hasWarning(t, h, driverText) })
-	if slices.Contains(h.writes(), "nodeAffinity") {
-		t.Error("nodeAffinity written although CreateSnapshot failed")
+	if writes := h.writes(); slices.Contains(writes, "nodeAffinity") || slices.Contains(writes, "unpin") {
+		t.Errorf("writes %v: nodeAffinity written although CreateSnapshot failed, or the pin removed while an attempt may run", writes)
 	}
-	for _, a := range h.dynamic.Actions() {
-		if a.GetVerb() != "get" {
-			t.Errorf("unexpected %s of %s", a.GetVerb(), a.GetResource().Resource)
-		}
+	if writes := h.writes(); !slices.Contains(writes, "pin") {
+		t.Errorf("writes %v: no pin before the first attempt", writes)
 	}
 }
 
@@ -291,10 +307,6 @@ func waitReadyKeepingMarker(t *testing.T, h *harness) string {
 		t.Error("being-created annotation left on a ready content")
 	}
 	return *h.content(t).Status.SnapshotHandle
-}
-
-func contentIsReady(c *crdv1.VolumeSnapshotContent) bool {
-	return c.Status != nil && c.Status.ReadyToUse != nil && *c.Status.ReadyToUse
 }
 
 // TestControllerRetriesAPIErrorBeforeCSI: reading the content fails once

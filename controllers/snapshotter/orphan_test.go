@@ -115,6 +115,11 @@ func TestNoOrphanAfterLostReplyAndClassEdit(t *testing.T) {
 		c := h.content(t)
 		return contentIsReady(c) || (len(watcher.calls()) >= 2 && !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated))
 	})
+	if contentIsReady(h.content(t)) {
+		waitFor(t, "the pin removed once the snapshot handle is recorded", func() bool {
+			return !metav1.HasAnnotation(h.content(t).ObjectMeta, snapshotapi.PinAnnotation)
+		})
+	}
 	deleteSnapshot(t, dyn)
 	checkDeletedOnBackend(t, h, conn)
 
