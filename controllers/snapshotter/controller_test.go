@@ -191,7 +191,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestControllerRecordsTopologyBeforeReady: through upstream's controller,
-// nodeAffinity is written before any status patch marks the content ready.
+// the pin is written before the CSI call and nodeAffinity before any
+// status patch marks the content ready; once ready, the pin goes.
 func TestControllerRecordsTopologyBeforeReady(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 	h := startHarness(t, &fakeCSI{accessibility: true, topology: []*csi.Topology{segment(zoneKey, "a")}})
@@ -208,8 +209,12 @@ func TestControllerRecordsTopologyBeforeReady(t *testing.T) {
 	if _, ok := reqs[0].GetParameters()[utils.PrefixedVolumeSnapshotContentNameKey]; ok {
 		t.Error("the driver sees create metadata without --extra-create-metadata")
 	}
-	if c := h.content(t); metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) {
-		t.Error("being-created annotation left on a ready content")
+	waitFor(t, "the being-created annotation and the pin removed from the ready content", func() bool {
+		c := h.content(t)
+		return !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) && !metav1.HasAnnotation(c.ObjectMeta, snapshotapi.PinAnnotation)
+	})
+	if writes := h.writes(); slices.Index(writes, "pin") > slices.Index(writes, "status ready=true") {
+		t.Errorf("writes %v: want the pin before any status", writes)
 	}
 }
 
@@ -297,14 +302,16 @@ func failContentGet(nth int32) func(*dynamicfake.FakeDynamicClient) {
 // while a snapshot may exist on the backend.
 func waitReadyKeepingMarker(t *testing.T, h *harness) string {
 	t.Helper()
-	waitFor(t, "content ready", func() bool { return contentIsReady(h.content(t)) })
+	// Upstream removes the annotation in a patch of its own after the
+	// ready status, so wait for both before judging their order.
+	waitFor(t, "content ready and no longer being created", func() bool {
+		c := h.content(t)
+		return contentIsReady(c) && !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated)
+	})
 	writes := h.writes()
 	handle := slices.Index(writes, "snapshotHandle")
 	if removed := slices.Index(writes, "being-created removed"); handle < 0 || removed < handle {
 		t.Errorf("writes %v: the being-created annotation was removed before the snapshot handle was recorded", writes)
-	}
-	if c := h.content(t); metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) {
-		t.Error("being-created annotation left on a ready content")
 	}
 	return *h.content(t).Status.SnapshotHandle
 }
