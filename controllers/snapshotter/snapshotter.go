@@ -142,7 +142,7 @@ func (s *Snapshotter) refused(target *createTarget, err error) {
 		return
 	}
 	s.recorder.Eventf(&target.snapshot, v1.EventTypeWarning, "SnapshotCreationRefused",
-		"CSI driver %s refused CreateSnapshot for VolumeSnapshotContent %s: %s. Fix the VolumeSnapshotClass (its allowedTopologies name the zones asked for) and the next attempt uses it, or delete this VolumeSnapshot",
+		"CSI driver %s refused CreateSnapshot for VolumeSnapshotContent %s as invalid: %s. Nothing was created: correct the VolumeSnapshotClass (its allowedTopologies are the zones asked for) and the next attempt uses it, or delete this VolumeSnapshot",
 		s.driver, target.content, status.Convert(err).Message())
 }
 
