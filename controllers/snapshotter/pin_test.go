@@ -2,13 +2,18 @@ package snapshotter
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -108,4 +113,45 @@ func pinPatches(client *dynamicfake.FakeDynamicClient) int {
 		}
 	}
 	return n
+}
+
+// TestPinConflictReadsTheOtherPin: a pin written by someone else between
+// our read and our guarded write (a former leader, say) makes our write
+// conflict; the content is read again and the other pin is used, not
+// overwritten.
+func TestPinConflictReadsTheOtherPin(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
+	theirs := term(regionKey, "r1", zoneKey, "b")
+	fake := &fakeCSI{accessibility: true, topology: []*csi.Topology{segment(regionKey, "r1", zoneKey, "b")}}
+	client := dynamicClient(contentObj("content", nil), classObj(terms(t, term(regionKey, "r1", zoneKey, "a"))))
+	conflicts := 0
+	client.PrependReactor("patch", "volumesnapshotcontents", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if !isPin(a.(clienttesting.PatchAction)) || conflicts > 0 {
+			return false, nil, nil
+		}
+		conflicts++
+		// The fake holds its lock while reactors run: use its tracker.
+		obj, err := client.Tracker().Get(snapshotapi.VolumeSnapshotContents, "", "content")
+		if err != nil {
+			return true, nil, err
+		}
+		c := obj.(*unstructured.Unstructured)
+		c.SetAnnotations(map[string]string{snapshotapi.PinAnnotation: pinOf(t, []v1.TopologySelectorTerm{theirs})})
+		c.SetResourceVersion("2")
+		if err := client.Tracker().Update(snapshotapi.VolumeSnapshotContents, c, ""); err != nil {
+			return true, nil, err
+		}
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: snapshotapi.Group, Resource: "volumesnapshotcontents"}, "content", errors.New("changed"))
+	})
+	s := NewSnapshotter(SnapshotterOptions{Conn: serveCSI(t, fake, fake), DriverName: testDriver, Client: client, Accessibility: true})
+	if _, _, _, _, _, err := s.CreateSnapshot(context.Background(), snapName, "vol-1", createParams(nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs, _ := fake.calls()
+	if got := requisite(reqs[0]); got != "r1/b" || conflicts != 1 {
+		t.Errorf("requisite %s after %d conflicts, want the other writer's pin r1/b after one", got, conflicts)
+	}
+	if got := pinPatches(client); got != 1 {
+		t.Errorf("%d pin patches, want 1 (the one that conflicted)", got)
+	}
 }
