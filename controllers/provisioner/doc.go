@@ -105,6 +105,13 @@
 // before any CSI call keeps the pin: an earlier call may still have
 // created the volume.
 //
+// Not covered, because the lib keeps no durable record of it: a claim
+// deleted while its CreateVolume is in background, and the provisioner
+// restarted before the retry. The lib's claimsInProgress is memory, so
+// the new process never retries the deleted claim, pin or not, and a
+// volume the lost call created stays on the backend (upstream's gap; an
+// orphan audit of the driver's ListVolumes finds it).
+//
 // A misspelt zone that reaches CreateVolume is INVALID_ARGUMENT from
 // zonepath, which the lib reports on the claim as a ProvisioningFailed
 // Warning with the driver's message and retries slowly ("infeasible");
