@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
@@ -115,20 +116,24 @@ func preProvisioned(c *unstructured.Unstructured) *unstructured.Unstructured {
 	return uncut(c)
 }
 
-// fakeLookup serves fixed objects and counts reads, so a test can prove
-// that a path reads nothing.
+// fakeLookup is a snapshotapi.Reader serving fixed objects; it counts
+// reads, so a test can prove that a path reads nothing.
 type fakeLookup struct {
 	snapshots map[string]*snapv1.VolumeSnapshot
 	contents  map[string]*unstructured.Unstructured
 	reads     int
 }
 
-func (f *fakeLookup) VolumeSnapshot(_ context.Context, namespace, name string) (*snapv1.VolumeSnapshot, error) {
+var _ snapshotapi.Reader = (*fakeLookup)(nil)
+
+func (f *fakeLookup) VolumeSnapshot(_ context.Context, namespace, name string) (*unstructured.Unstructured, error) {
 	f.reads++
-	if s, ok := f.snapshots[namespace+"/"+name]; ok {
-		return s, nil
+	s, ok := f.snapshots[namespace+"/"+name]
+	if !ok {
+		return nil, apierrors.NewNotFound(snapv1.Resource("volumesnapshots"), name)
 	}
-	return nil, apierrors.NewNotFound(snapv1.Resource("volumesnapshots"), name)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
+	return &unstructured.Unstructured{Object: m}, err
 }
 
 func (f *fakeLookup) VolumeSnapshotContent(_ context.Context, name string) (*unstructured.Unstructured, error) {
@@ -137,6 +142,19 @@ func (f *fakeLookup) VolumeSnapshotContent(_ context.Context, name string) (*uns
 		return c, nil
 	}
 	return nil, apierrors.NewNotFound(snapv1.Resource("volumesnapshotcontents"), name)
+}
+
+func (f *fakeLookup) ReferenceGrants(context.Context, string) ([]*unstructured.Unstructured, error) {
+	return nil, fmt.Errorf("fakeLookup: no ReferenceGrants (cross-namespace data sources are off)")
+}
+
+// wrap is the wrapper over delegate reading through reader and writing
+// pins to the claims of kube (a new fake when nil).
+func wrap(delegate controller.Provisioner, reader snapshotapi.Reader, kube *fake.Clientset) *Provisioner {
+	if kube == nil {
+		kube = fake.NewClientset()
+	}
+	return New(delegate, Options{Resolver: snapshotapi.Resolver{Reader: reader}, Claims: kube.CoreV1()})
 }
 
 // recorder is a delegate provisioner that records what it received.

@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	csitrans "k8s.io/csi-translation-lib"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 )
 
@@ -37,7 +38,7 @@ func TestOptionalInterfacesForwarded(t *testing.T) {
 	ctx := context.Background()
 	pv := &v1.PersistentVolume{}
 	g := &guarded{}
-	w := New(g, nil)
+	w := New(g, Options{})
 	if w.ShouldProvision(ctx, claim(nil)) || !w.SupportsBlock(ctx) || w.ShouldDelete(ctx, pv) {
 		t.Error("an optional interface of the delegate was not forwarded")
 	}
@@ -51,7 +52,7 @@ func TestOptionalInterfacesForwarded(t *testing.T) {
 // absent (provision, no block, delete), or wrapping would change behaviour.
 func TestDefaultsMatchTheLib(t *testing.T) {
 	ctx := context.Background()
-	w := New(&recorder{}, nil)
+	w := New(&recorder{}, Options{})
 	if !w.ShouldProvision(ctx, claim(nil)) || w.SupportsBlock(ctx) || !w.ShouldDelete(ctx, &v1.PersistentVolume{}) {
 		t.Error("defaults differ from the lib's behaviour without the optional interfaces")
 	}
@@ -62,8 +63,8 @@ func TestDefaultsMatchTheLib(t *testing.T) {
 // interface (a method the lib type-asserts) fails here instead of being
 // silently dropped by the wrapper.
 func TestWrapperHasEveryUpstreamMethod(t *testing.T) {
-	upstream := testUpstream(t, nil, "zonepath.csi.dev", nil, false)
-	want, got := reflect.TypeOf(upstream), reflect.TypeOf(New(upstream, nil))
+	upstream := testUpstream(t, nil, "zonepath.csi.dev", nil, false, nil)
+	want, got := reflect.TypeOf(upstream), reflect.TypeOf(New(upstream, Options{}))
 	for i := range want.NumMethod() {
 		m := want.Method(i)
 		gm, ok := got.MethodByName(m.Name)
@@ -105,11 +106,13 @@ func sameSignature(a, b reflect.Type) bool {
 }
 
 // testUpstream builds external-provisioner's provisioner the way its
-// command does, over fake clients and the given CSI connection (nil when
-// no call will be made).
-func testUpstream(t *testing.T, conn csiConn, driver string, snaps *snapfake.Clientset, withTopology bool) controller.Provisioner {
+// command does, over fake clients (kube: a new one when nil) and the given
+// CSI connection (nil when no call will be made).
+func testUpstream(t *testing.T, conn csiConn, driver string, snaps *snapfake.Clientset, withTopology bool, kube *fake.Clientset) controller.Provisioner {
 	t.Helper()
-	kube := fake.NewClientset()
+	if kube == nil {
+		kube = fake.NewClientset()
+	}
 	if snaps == nil {
 		snaps = snapfake.NewSimpleClientset()
 	}
@@ -123,7 +126,7 @@ func testUpstream(t *testing.T, conn csiConn, driver string, snaps *snapfake.Cli
 		csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT: true,
 	}
 	return ctrl.NewCSIProvisioner(kube, 10*time.Second, "test", "pvc", -1, conn, snaps, driver,
-		pluginCaps, controllerCaps, "", false, true, nil,
+		pluginCaps, controllerCaps, "", false, true, csitrans.New(),
 		factory.Storage().V1().StorageClasses().Lister(), factory.Storage().V1().CSINodes().Lister(),
 		factory.Core().V1().Nodes().Lister(), factory.Core().V1().PersistentVolumeClaims().Lister(),
 		nil, nil, false, "", nil, false, false, ctrl.NewInMemoryStore())

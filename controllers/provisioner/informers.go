@@ -15,7 +15,8 @@ import (
 )
 
 // caches are the informers upstream's provisioner reads from. Narrowing
-// reads snapshots live (APILookup), so there are no snapshot informers.
+// reads snapshots live (snapshotapi.Live), so there are no snapshot
+// informers; the pins watch the claim informer the lib already runs.
 type caches struct {
 	kube     informers.SharedInformerFactory
 	classes  storagelisters.StorageClassLister

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -46,26 +46,33 @@ func TestNewCachesFollowsCapabilities(t *testing.T) {
 	}
 }
 
-// TestAPILookupReadsLiveObjects: narrowing must not decide from a stale
-// copy. The content changes on the API server after the lookup exists
+// TestLiveReaderReadsLiveObjects: narrowing must not decide from a stale
+// copy. The content changes on the API server after the reader exists
 // (the snapshotter records nodeAffinity and cuts the snapshot); an
 // informer cache lagging behind would still hold it without nodeAffinity,
 // and provisioning from that copy would place the volume anywhere the
-// class allows. The lookup must see the API server's nodeAffinity, which
+// class allows. The reader must see the API server's nodeAffinity, which
 // also proves the dynamic client keeps the field the typed structs drop.
-func TestAPILookupReadsLiveObjects(t *testing.T) {
+func TestLiveReaderReadsLiveObjects(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
+	snap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(boundSnapshot("snap", "snapcontent-x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := &unstructured.Unstructured{Object: snap}
+	vs.SetAPIVersion("snapshot.storage.k8s.io/v1")
+	vs.SetKind("VolumeSnapshot")
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{snapshotapi.VolumeSnapshotContents: "VolumeSnapshotContentList"},
-		uncut(content("snapcontent-x", nil)))
-	lookup := APILookup{Snapshots: snapfake.NewSimpleClientset(boundSnapshot("snap", "snapcontent-x")), Contents: dyn}
+		map[schema.GroupVersionResource]string{snapshotapi.VolumeSnapshotContents: "VolumeSnapshotContentList", snapshotapi.VolumeSnapshots: "VolumeSnapshotList"},
+		vs, uncut(content("snapcontent-x", nil)))
 	ctx := context.Background()
 	if _, err := dyn.Resource(snapshotapi.VolumeSnapshotContents).Update(ctx, content("snapcontent-x", snapR1), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	delegate := &recorder{}
-	options := controller.ProvisionOptions{StorageClass: storageClass(immediate, classAB), PVC: claim(snapshotDataSource("snap")), PVName: "pvc-1"}
-	if _, _, err := New(delegate, lookup).Provision(ctx, options); err != nil {
+	pvc := claim(snapshotDataSource("snap"))
+	options := controller.ProvisionOptions{StorageClass: storageClass(immediate, classAB), PVC: pvc, PVName: "pvc-1"}
+	if _, _, err := wrap(delegate, snapshotapi.Live{Client: dyn}, fake.NewClientset(pvc)).Provision(ctx, options); err != nil {
 		t.Fatal(err)
 	}
 	if got := delegate.options.StorageClass.AllowedTopologies; !reflect.DeepEqual(got, r1ZonesAB) {

@@ -59,7 +59,7 @@ func TestLibReportsNarrowingFailuresAsEvents(t *testing.T) {
 	kube := fake.NewClientset(objects...)
 	delegate := &recorder{}
 	ctx, cancel := context.WithCancel(context.Background())
-	pc := controller.NewProvisionController(ctx, kube, "zonepath.csi.dev", New(delegate, lookup),
+	pc := controller.NewProvisionController(ctx, kube, "zonepath.csi.dev", wrap(delegate, lookup, kube),
 		controller.LeaderElection(false), controller.Threadiness(1), controller.FailedProvisionThreshold(0),
 		controller.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 50*time.Millisecond)))
 	done := make(chan struct{})

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/zonepath/zonepath/controllers/features"
@@ -23,104 +22,62 @@ import (
 //     (WaitForFirstConsumer) the scheduler plugin already chose a node
 //     inside the snapshot's topology, and upstream's node-based requirement
 //     is left alone;
-//   - the claim restores a VolumeSnapshot (dataSource or dataSourceRef);
-//   - its bound content has a non-empty nodeAffinity (empty: no constraint,
-//     the behaviour before KEP-5943) and a snapshot handle (see
-//     snapshotTopology).
+//   - the claim restores a VolumeSnapshot (snapshotapi.SourceOf).
 //
-// Otherwise options come back unchanged and nothing is read. The caller's
-// StorageClass is the lib's informer cache object and is never modified.
-func (p *Provisioner) narrow(ctx context.Context, options controller.ProvisionOptions) (controller.ProvisionOptions, error) {
+// For such a claim the allowedTopologies handed upstream are pinned
+// (pinned): a retry repeats them. A content without nodeAffinity (or with
+// nodeAffinity: []) restricts nothing, and the class passes unchanged.
+// Otherwise options come back unchanged and nothing is read. ok says
+// whether the claim is one narrow decides for. The caller's StorageClass
+// is the lib's informer cache object and is never modified.
+func (p *Provisioner) narrow(ctx context.Context, options controller.ProvisionOptions) (_ controller.ProvisionOptions, ok bool, _ error) {
 	if !features.Enabled() || options.SelectedNodeName != "" || options.StorageClass == nil || options.PVC == nil {
-		return options, nil
+		return options, false, nil
 	}
-	ref, ok := snapshotSource(options.PVC)
-	if !ok {
-		return options, nil
+	if _, ok := snapshotapi.SourceOf(options.PVC); !ok {
+		return options, false, nil
 	}
-	content, affinity, err := p.snapshotTopology(ctx, ref)
-	if err != nil || len(affinity) == 0 {
-		return options, err
-	}
-	class := options.StorageClass
-	terms, ok, err := topology.Intersect(affinity, class.AllowedTopologies)
+	terms, err := p.pinned(ctx, options)
 	if err != nil {
-		return options, fmt.Errorf("intersecting VolumeSnapshotContent %q (VolumeSnapshot %q) nodeAffinity with StorageClass %q allowedTopologies: %w",
-			content, ref, class.Name, err)
+		return options, true, err
 	}
-	if !ok {
-		return options, &DisjointError{Content: content, Snapshot: ref.String(), StorageClass: class.Name,
-			NodeAffinity: affinity, AllowedTopologies: class.AllowedTopologies}
+	if sameTerms(terms, options.StorageClass.AllowedTopologies) {
+		return options, true, nil
 	}
-	narrowed := class.DeepCopy()
+	narrowed := options.StorageClass.DeepCopy()
 	narrowed.AllowedTopologies = terms
 	options.StorageClass = narrowed
-	return options, nil
+	return options, true, nil
 }
 
-// snapshotTopology returns the name and nodeAffinity of the content bound
-// to ref. A snapshot that is not bound yet, or whose content is missing,
-// bound elsewhere or not cut yet, is an error rather than "no constraint":
-// upstream reads the same objects from the API server a moment later, and
-// if they became ready in between it would provision without the
-// snapshot's topology. Failing here costs one retry; guessing could put
-// the volume where the snapshot cannot be restored.
-func (p *Provisioner) snapshotTopology(ctx context.Context, ref snapshotRef) (string, []v1.TopologySelectorTerm, error) {
-	if p.lookup == nil {
-		return "", nil, fmt.Errorf("VolumeSnapshot %q: no snapshot lookup configured to read its topology", ref)
-	}
-	snap, err := p.lookup.VolumeSnapshot(ctx, ref.namespace, ref.name)
+// intersection is what the claim's snapshot and class allow now: the
+// content's nodeAffinity ∩ the class's allowedTopologies, or the class's
+// own when the nodeAffinity is empty. A snapshot that does not resolve
+// (not bound yet, bound elsewhere, not cut, in another namespace without a
+// grant) is an error rather than "no constraint": upstream reads the same
+// objects from the API server a moment later, and if they became ready in
+// between it would provision without the snapshot's topology. Failing
+// here costs one retry; guessing could put the volume where the snapshot
+// cannot be restored.
+func (p *Provisioner) intersection(ctx context.Context, options controller.ProvisionOptions) ([]v1.TopologySelectorTerm, error) {
+	src, err := p.resolver.Resolve(ctx, options.PVC)
 	if err != nil {
-		return "", nil, fmt.Errorf("reading VolumeSnapshot %q for its topology: %w", ref, err)
+		return nil, err
 	}
-	if snap.Status == nil || snap.Status.BoundVolumeSnapshotContentName == nil || *snap.Status.BoundVolumeSnapshotContentName == "" {
-		return "", nil, fmt.Errorf("VolumeSnapshot %q is not bound to a VolumeSnapshotContent yet", ref)
+	class := options.StorageClass
+	if len(src.NodeAffinity) == 0 {
+		return class.AllowedTopologies, nil
 	}
-	name := *snap.Status.BoundVolumeSnapshotContentName
-	content, err := p.lookup.VolumeSnapshotContent(ctx, name)
+	terms, ok, err := topology.Intersect(src.NodeAffinity, class.AllowedTopologies)
 	if err != nil {
-		return "", nil, fmt.Errorf("reading VolumeSnapshotContent %q of VolumeSnapshot %q for its topology: %w", name, ref, err)
+		return nil, fmt.Errorf("intersecting VolumeSnapshotContent %q (VolumeSnapshot %q) nodeAffinity with StorageClass %q allowedTopologies: %w",
+			src.Content, src.Snapshot, class.Name, err)
 	}
-	if err := checkBinding(content, ref, string(snap.UID)); err != nil {
-		return "", nil, err
+	if !ok {
+		return nil, &DisjointError{Content: src.Content, Snapshot: src.Snapshot.String(), StorageClass: class.Name,
+			NodeAffinity: src.NodeAffinity, AllowedTopologies: class.AllowedTopologies}
 	}
-	if !isCut(content) {
-		return "", nil, fmt.Errorf("VolumeSnapshotContent %q of VolumeSnapshot %q has no snapshot handle yet, so the snapshot's topology is not known; the claim is retried",
-			name, ref)
-	}
-	affinity, err := snapshotapi.NodeAffinity(content)
-	if err != nil {
-		return "", nil, fmt.Errorf("VolumeSnapshot %q: %w", ref, err)
-	}
-	return name, affinity, nil
-}
-
-// checkBinding verifies the content points back at the snapshot, as
-// upstream does before restoring: a content bound to another snapshot
-// would lend it the wrong topology.
-func checkBinding(content *unstructured.Unstructured, ref snapshotRef, uid string) error {
-	ns, _, _ := unstructured.NestedString(content.Object, "spec", "volumeSnapshotRef", "namespace")
-	name, _, _ := unstructured.NestedString(content.Object, "spec", "volumeSnapshotRef", "name")
-	refUID, _, _ := unstructured.NestedString(content.Object, "spec", "volumeSnapshotRef", "uid")
-	if ns != ref.namespace || name != ref.name || (refUID != "" && uid != "" && refUID != uid) {
-		return fmt.Errorf("VolumeSnapshotContent %q is bound to VolumeSnapshot %q (uid %q), not to %q (uid %q)",
-			content.GetName(), ns+"/"+name, refUID, ref, uid)
-	}
-	return nil
-}
-
-// isCut says whether the content's snapshot exists: a handle in its status
-// (cut by the snapshotter) or in spec.source (pre-provisioned). The
-// snapshotter writes nodeAffinity before the handle, so until then an
-// absent nodeAffinity means "not known yet", not "everywhere"; the
-// SnapshotTopology scheduler plugin reads it the same way.
-func isCut(content *unstructured.Unstructured) bool {
-	for _, path := range [][]string{{"status", "snapshotHandle"}, {"spec", "source", "snapshotHandle"}} {
-		if handle, _, _ := unstructured.NestedString(content.Object, path...); handle != "" {
-			return true
-		}
-	}
-	return false
+	return terms, nil
 }
 
 // DisjointError reports a snapshot that cannot be restored anywhere its

@@ -4,16 +4,31 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+
+	"github.com/zonepath/zonepath/controllers/snapshotapi"
 )
 
 // Provisioner is the upstream CSI provisioner with one change: for an
 // Immediate-binding claim restored from a VolumeSnapshot whose content has
-// nodeAffinity, the StorageClass it sees is narrowed to the intersection
-// (see Provision). Everything else is the delegate's.
+// nodeAffinity, the StorageClass it sees is narrowed to the intersection,
+// pinned for the claim's retries (see Provision). Everything else is the
+// delegate's.
 type Provisioner struct {
 	delegate controller.Provisioner
-	lookup   Lookup
+	resolver snapshotapi.Resolver
+	claims   corev1.PersistentVolumeClaimsGetter
+	pins     pins
+}
+
+// Options are what the wrapper reads and writes besides the delegate.
+type Options struct {
+	// Resolver follows a claim to its snapshot's topology; production
+	// reads live (snapshotapi.Live, see the package doc).
+	Resolver snapshotapi.Resolver
+	// Claims patches the pin annotation of claims.
+	Claims corev1.PersistentVolumeClaimsGetter
 }
 
 // The lib's ProvisionController finds optional behaviour by type assertion
@@ -28,33 +43,41 @@ var (
 )
 
 // New wraps delegate, normally what external-provisioner's
-// controller.NewCSIProvisioner returns. lookup reads VolumeSnapshots and
-// their contents (APILookup in production); it is only used while the
-// VolumeSnapshotTopology gate is on, so it may be nil when the gate is off.
-func New(delegate controller.Provisioner, lookup Lookup) *Provisioner {
-	return &Provisioner{delegate: delegate, lookup: lookup}
+// controller.NewCSIProvisioner returns. The options are used only while
+// the VolumeSnapshotTopology gate is on, so they may be empty when it is
+// off.
+func New(delegate controller.Provisioner, o Options) *Provisioner {
+	return &Provisioner{delegate: delegate, resolver: o.Resolver, claims: o.Claims}
 }
 
 // Provision narrows the StorageClass where KEP-5943 asks for it and hands
-// the claim to the delegate; see narrow for when that happens.
+// the claim to the delegate; see narrow for when that happens, and pinned
+// for how a retry repeats the first attempt's topology.
 //
 // When narrowing fails (an empty intersection, an unbound snapshot, a
-// content not cut yet or unreadable) no CSI call has been made, so the
-// state is ProvisioningNoChange: the lib keeps whatever it knew from an
-// earlier attempt (a CreateVolume that timed out may still run in the
-// driver and must stay tracked), and on a first attempt that means
-// "finished". That is how upstream reports its own failures before
+// content not cut yet or unreadable, the pin not written) no CSI call has
+// been made, so the state is ProvisioningNoChange: the lib keeps whatever
+// it knew from an earlier attempt (a CreateVolume that timed out may still
+// run in the driver and must stay tracked), and on a first attempt that
+// means "finished". That is how upstream reports its own failures before
 // CreateVolume. The lib requeues every such error with exponential backoff
 // (--retry-interval-start .. --retry-interval-max) and emits a
 // ProvisioningFailed event each time, so a content whose nodeAffinity is
 // later corrected, or a snapshot bound or cut later, is picked up without
 // a user touching the claim.
 func (p *Provisioner) Provision(ctx context.Context, options controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
-	narrowed, err := p.narrow(ctx, options)
+	narrowed, pinned, err := p.narrow(ctx, options)
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}
-	return p.delegate.Provision(ctx, narrowed)
+	if pinned {
+		p.pins.begin(options.PVC.UID)
+	}
+	pv, state, err := p.delegate.Provision(ctx, narrowed)
+	if pinned {
+		p.pins.settle(options.PVC.UID, state, err)
+	}
+	return pv, state, err
 }
 
 // Delete is the delegate's: deletion does not depend on topology.

@@ -11,12 +11,15 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes/fake"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/controllers/snapshotapi"
 )
 
 const (
@@ -51,6 +54,8 @@ type provisionCase struct {
 	// wantErr are substrings of the error; the delegate must not run.
 	wantErr   []string
 	wantReads int
+	// wantPin: the claim is pinned to what the delegate got.
+	wantPin bool
 }
 
 func provisionCases() []provisionCase {
@@ -58,21 +63,23 @@ func provisionCases() []provisionCase {
 	bound := boundSnapshot("snap", "snapcontent-x")
 	return []provisionCase{
 		{name: "class zone and snapshot region combine", claim: restore, class: storageClass(immediate, classAB),
-			snapshot: bound, content: content("snapcontent-x", snapR1), want: r1ZonesAB, wantReads: 2},
+			snapshot: bound, content: content("snapcontent-x", snapR1), want: r1ZonesAB, wantReads: 2, wantPin: true},
 		{name: "per-segment terms are kept apart", claim: restore, class: storageClass(immediate, classAB),
-			snapshot: bound, content: content("snapcontent-x", snapAorD), want: r1ZoneAOnly, wantReads: 2},
+			snapshot: bound, content: content("snapcontent-x", snapAorD), want: r1ZoneAOnly, wantReads: 2, wantPin: true},
 		{name: "class without allowedTopologies takes the snapshot terms", claim: restore, class: storageClass(immediate, nil),
-			snapshot: bound, content: content("snapcontent-x", snapAorD), want: snapAorD, wantReads: 2},
+			snapshot: bound, content: content("snapcontent-x", snapAorD), want: snapAorD, wantReads: 2, wantPin: true},
 		{name: "dataSourceRef is read like dataSource", claim: withRef(snapshotDataSource("snap"), nil), class: storageClass(immediate, classAB),
-			snapshot: bound, content: content("snapcontent-x", snapR1), want: r1ZonesAB, wantReads: 2},
+			snapshot: bound, content: content("snapcontent-x", snapR1), want: r1ZonesAB, wantReads: 2, wantPin: true},
+		{name: "dataSourceRef wins over dataSource (Kubernetes' precedence)", claim: withBoth(snapshotDataSource("other"), snapshotDataSource("snap")), class: storageClass(immediate, classAB),
+			snapshot: bound, content: content("snapcontent-x", snapR1), want: r1ZonesAB, wantReads: 2, wantPin: true},
 		{name: "empty intersection names both objects", claim: restore, class: storageClass(immediate, classC),
 			snapshot: bound, content: content("snapcontent-x", snapAorD), wantReads: 2,
 			wantErr: []string{"do not intersect", `VolumeSnapshotContent "snapcontent-x"`, `VolumeSnapshot "ns/snap"`, `StorageClass "sc"`,
 				"{topology.kubernetes.io/region in (r1), topology.kubernetes.io/zone in (a)}", "[{topology.kubernetes.io/zone in (c)}]"}},
 		{name: "no nodeAffinity", claim: restore, class: storageClass(immediate, classAB),
-			snapshot: bound, content: content("snapcontent-x", nil), unchanged: true, wantReads: 2},
+			snapshot: bound, content: content("snapcontent-x", nil), unchanged: true, wantReads: 2, wantPin: true},
 		{name: "empty nodeAffinity is no constraint", claim: restore, class: storageClass(immediate, classC),
-			snapshot: bound, content: content("snapcontent-x", terms()), unchanged: true, wantReads: 2},
+			snapshot: bound, content: content("snapcontent-x", terms()), unchanged: true, wantReads: 2, wantPin: true},
 		{name: "selected node (WaitForFirstConsumer)", claim: restore, class: storageClass(wffc, classC), node: "node-1",
 			snapshot: bound, content: content("snapcontent-x", snapAorD), unchanged: true},
 		{name: "clone", claim: claim(&v1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "src"}), class: storageClass(immediate, classC),
@@ -80,28 +87,37 @@ func provisionCases() []provisionCase {
 		{name: "no data source", claim: claim(nil), class: storageClass(immediate, classC), unchanged: true},
 		{name: "VolumeSnapshot of another group is upstream's to reject", claim: claim(&v1.TypedLocalObjectReference{APIGroup: ptr("example.com"), Kind: "VolumeSnapshot", Name: "snap"}),
 			class: storageClass(immediate, classC), unchanged: true},
-		{name: "cross-namespace dataSourceRef is not read", claim: withRef(snapshotDataSource("snap"), ptr("other")), class: storageClass(immediate, classC),
-			snapshot: bound, content: content("snapcontent-x", snapAorD), unchanged: true},
+		{name: "cross-namespace dataSourceRef is refused, nothing read, nothing named", claim: withRef(snapshotDataSource("snap"), ptr("foreign")), class: storageClass(immediate, classC),
+			snapshot: bound, content: content("snapcontent-x", snapAorD),
+			wantErr: []string{`PersistentVolumeClaim "ns/restore": its dataSourceRef names a VolumeSnapshot in another namespace, which is refused`}},
 		{name: "gate off", gateOff: true, claim: restore, class: storageClass(immediate, classC),
 			snapshot: bound, content: content("snapcontent-x", snapAorD), unchanged: true},
 		{name: "snapshot missing", claim: restore, class: storageClass(immediate, classAB), wantReads: 1,
-			wantErr: []string{`reading VolumeSnapshot "ns/snap"`, "not found"}},
+			wantErr: []string{`VolumeSnapshot "ns/snap" not found`}},
 		{name: "snapshot unbound", claim: restore, class: storageClass(immediate, classAB), snapshot: boundSnapshot("snap", ""), wantReads: 1,
 			wantErr: []string{`VolumeSnapshot "ns/snap" is not bound`}},
 		{name: "content missing", claim: restore, class: storageClass(immediate, classAB), snapshot: bound, wantReads: 2,
 			wantErr: []string{`VolumeSnapshotContent "snapcontent-x" of VolumeSnapshot "ns/snap"`, "not found"}},
 		{name: "content bound to another snapshot", claim: restore, class: storageClass(immediate, classAB),
 			snapshot: boundSnapshot("snap", "snapcontent-x"), content: rebound(content("snapcontent-x", snapR1), "other"), wantReads: 2,
-			wantErr: []string{`"snapcontent-x" is bound to VolumeSnapshot "ns/other"`}},
+			wantErr: []string{`VolumeSnapshotContent "snapcontent-x" of VolumeSnapshot "ns/snap" is bound to VolumeSnapshot "ns/other"`}},
 		{name: "content without a snapshot handle yet is not known", claim: restore, class: storageClass(immediate, classAB),
 			snapshot: bound, content: uncut(content("snapcontent-x", nil)), wantReads: 2,
 			wantErr: []string{`VolumeSnapshotContent "snapcontent-x" of VolumeSnapshot "ns/snap" has no snapshot handle yet`}},
 		{name: "pre-provisioned content is known by its spec handle", claim: restore, class: storageClass(immediate, classAB),
-			snapshot: bound, content: preProvisioned(content("snapcontent-x", snapR1)), want: r1ZonesAB, wantReads: 2},
+			snapshot: bound, content: preProvisioned(content("snapcontent-x", snapR1)), want: r1ZonesAB, wantReads: 2, wantPin: true},
 		{name: "malformed nodeAffinity", claim: restore, class: storageClass(immediate, classAB),
 			snapshot: bound, content: content("snapcontent-x", terms(v1.TopologySelectorTerm{})), wantReads: 2,
 			wantErr: []string{`VolumeSnapshotContent "snapcontent-x"`, "must not be empty"}},
 	}
+}
+
+// withBoth sets dataSource and dataSourceRef, which the API server keeps
+// equal; only a hand-made object differs, and dataSourceRef counts.
+func withBoth(ds, ref *v1.TypedLocalObjectReference) *v1.PersistentVolumeClaim {
+	c := withRef(ref, nil)
+	c.Spec.DataSource = ds
+	return c
 }
 
 func withRef(ds *v1.TypedLocalObjectReference, namespace *string) *v1.PersistentVolumeClaim {
@@ -127,11 +143,12 @@ func TestProvision(t *testing.T) {
 				lookup.contents[tc.content.GetName()] = tc.content
 			}
 			delegate := &recorder{}
+			kube := fake.NewClientset(tc.claim)
 			class := tc.class
 			before := class.DeepCopy()
 			options := controller.ProvisionOptions{StorageClass: class, PVC: tc.claim, PVName: "pvc-1", SelectedNodeName: tc.node}
 
-			_, state, err := New(delegate, lookup).Provision(context.Background(), options)
+			_, state, err := wrap(delegate, lookup, kube).Provision(context.Background(), options)
 
 			checkOutcome(t, tc, delegate, state, err)
 			if !reflect.DeepEqual(class, before) {
@@ -140,7 +157,25 @@ func TestProvision(t *testing.T) {
 			if lookup.reads != tc.wantReads {
 				t.Errorf("lookup reads = %d, want %d", lookup.reads, tc.wantReads)
 			}
+			checkPinned(t, kube, tc, delegate)
 		})
+	}
+}
+
+// checkPinned: the claim's pin holds the allowedTopologies the delegate
+// got, or there is none.
+func checkPinned(t *testing.T, kube *fake.Clientset, tc provisionCase, delegate *recorder) {
+	t.Helper()
+	claim, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), tc.claim.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, ok, err := snapshotapi.Pin(claim)
+	if err != nil || ok != tc.wantPin {
+		t.Fatalf("pin %v present %v (err %v), want present %v", pinned, ok, err, tc.wantPin)
+	}
+	if ok && !sameTerms(pinned, delegate.options.StorageClass.AllowedTopologies) {
+		t.Errorf("pin %v, but the delegate got allowedTopologies %v", formatTerms(pinned), formatTerms(delegate.options.StorageClass.AllowedTopologies))
 	}
 }
 
@@ -200,7 +235,7 @@ func TestDisjointErrorIsTyped(t *testing.T) {
 		contents:  map[string]*unstructured.Unstructured{"c": content("c", snapR1)},
 	}
 	options := controller.ProvisionOptions{StorageClass: storageClass(immediate, terms(term(regionKey, "r2"))), PVC: claim(snapshotDataSource("snap"))}
-	_, _, err := New(&recorder{}, lookup).Provision(context.Background(), options)
+	_, _, err := wrap(&recorder{}, lookup, nil).Provision(context.Background(), options)
 	var disjoint *DisjointError
 	if !errors.As(err, &disjoint) || disjoint.Content != "c" || disjoint.Snapshot != "ns/snap" || disjoint.StorageClass != "sc" {
 		t.Fatalf("error %v (%T), want a *DisjointError naming c, ns/snap and sc", err, err)

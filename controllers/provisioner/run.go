@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	zpfeatures "github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
@@ -28,7 +29,7 @@ import (
 func Run(ctx context.Context, cfg Config) error {
 	// Upstream reads ReferenceGrants for cross-namespace data sources; this
 	// binary does not watch them, so refuse rather than fail every claim.
-	if utilfeature.DefaultFeatureGate.Enabled(features.CrossNamespaceVolumeDataSource) {
+	if crossNamespace() {
 		return fmt.Errorf("--feature-gates=%s=true is not supported by zonepath-provisioner", features.CrossNamespaceVolumeDataSource)
 	}
 	sidecar, err := bootstrap.NewSidecar(&cfg.Sidecar)
@@ -49,7 +50,16 @@ func Run(ctx context.Context, cfg Config) error {
 	if sidecar.ServesHTTP() {
 		options = append(options, handleMetrics(sidecar.Mux, cfg.Sidecar.MetricsPath, d))
 	}
-	pc := controller.NewProvisionController(ctx, c.Kube, d.name, New(newUpstream(cfg, c, d, k), APILookup{Snapshots: c.Snapshots, Contents: c.Dynamic}), options...)
+	wrapper := New(newUpstream(cfg, c, d, k), Options{
+		Resolver: snapshotapi.Resolver{Reader: snapshotapi.Live{Client: c.Dynamic}, CrossNamespace: crossNamespace()},
+		Claims:   c.Kube.CoreV1(),
+	})
+	if zpfeatures.Enabled() {
+		if err := wrapper.Watch(k.claimInformer()); err != nil {
+			return err
+		}
+	}
+	pc := controller.NewProvisionController(ctx, c.Kube, d.name, wrapper, options...)
 	helpers := newHelpers(ctx, cfg, c, d, k)
 	sidecar.Lock = d.name
 	return sidecar.Run(ctx, func(ctx context.Context) error {
@@ -60,6 +70,13 @@ func Run(ctx context.Context, cfg Config) error {
 		pc.Run(ctx)
 		return nil
 	})
+}
+
+// crossNamespace is upstream's CrossNamespaceVolumeDataSource gate, which
+// Run refuses: the wrapper's resolver then refuses every dataSourceRef
+// into another namespace, as upstream does with the gate off.
+func crossNamespace() bool {
+	return utilfeature.DefaultFeatureGate.Enabled(features.CrossNamespaceVolumeDataSource)
 }
 
 // newUpstream is external-provisioner's provisioner, with the arguments

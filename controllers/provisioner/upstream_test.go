@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes/fake"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
@@ -91,7 +92,7 @@ func snapshotInZoneA(t *testing.T, conn *grpc.ClientConn) (string, []v1.Topology
 // snapshotObjects are a ready VolumeSnapshot ns/snap and its content, as
 // the typed fake serves them to upstream (without nodeAffinity, which the
 // typed client does not know) and as our lookup reads them (with it).
-func snapshotObjects(driver, handle string, affinity []v1.TopologySelectorTerm) (*snapfake.Clientset, Lookup) {
+func snapshotObjects(driver, handle string, affinity []v1.TopologySelectorTerm) (*snapfake.Clientset, *fakeLookup) {
 	name := "snapcontent-x"
 	snap := boundSnapshot("snap", name)
 	snap.Status.ReadyToUse = ptr(true)
@@ -141,9 +142,10 @@ func TestUpstreamReceivesIntersection(t *testing.T) {
 			}
 			handle, affinity := snapshotInZoneA(t, conn)
 			snaps, lookup := snapshotObjects(driver, handle, affinity)
-			p := New(testUpstream(t, conn, driver, snaps, true), lookup)
+			options := restoreOptions(driver, tc.class)
+			p := wrap(testUpstream(t, conn, driver, snaps, true, nil), lookup, fake.NewClientset(options.PVC))
 
-			pv, _, err := p.Provision(context.Background(), restoreOptions(driver, tc.class))
+			pv, _, err := p.Provision(context.Background(), options)
 
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || len(rec.reqs) != 1 {

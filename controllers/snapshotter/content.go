@@ -5,8 +5,11 @@ import (
 	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/controllers/topology"
@@ -15,32 +18,52 @@ import (
 // createTarget is what CreateSnapshot learned before calling the driver.
 type createTarget struct {
 	content     string
+	snapshot    v1.ObjectReference       // the VolumeSnapshot, for events
 	requirement *csi.TopologyRequirement // nil: the class has no allowedTopologies
+	pin         string                   // the pin the requirement was built from
 }
 
-// prepare reads the content being created and its class and builds the
-// requirement. Its errors are never final: this call makes no CSI request,
-// but an earlier attempt's may still run in the driver or may have cut the
-// snapshot with its reply lost (DEADLINE_EXCEEDED), and only a later
-// CreateSnapshot with the same name learns its ID. So they are plain
-// errors, which upstream's isCSIFinalError counts as "not known", keeping
-// the being-created annotation (package doc).
+// prepare reads the content being created and builds the requirement of
+// this attempt: from the content's pin when an earlier attempt left one,
+// else from the class's allowedTopologies, pinned on the content before
+// any CSI call (snapshotapi.PinAnnotation). Its errors are never final:
+// this call makes no CSI request, but an earlier attempt's may still run in
+// the driver or may have cut the snapshot with its reply lost
+// (DEADLINE_EXCEEDED), and only a later CreateSnapshot with the same name
+// and requirement learns its ID. So they are plain errors, which
+// upstream's isCSIFinalError counts as "not known", keeping the
+// being-created annotation (package doc).
 func (s *Snapshotter) prepare(ctx context.Context, contentName, snapshotName, volumeHandle string) (*createTarget, error) {
 	if contentName == "" {
 		return nil, fmt.Errorf("snapshot %s: no VolumeSnapshotContent name in the create parameters; the sidecar controller must run with extra create metadata", snapshotName)
 	}
-	content, err := s.client.Resource(snapshotapi.VolumeSnapshotContents).Get(ctx, contentName, metav1.GetOptions{})
+	target := &createTarget{content: contentName}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		content, err := s.client.Resource(snapshotapi.VolumeSnapshotContents).Get(ctx, contentName, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading VolumeSnapshotContent %s: %w", contentName, err)
+		}
+		if err := s.checkContent(content, volumeHandle); err != nil {
+			return err
+		}
+		target.snapshot = snapshotOf(content)
+		target.requirement, target.pin, err = s.pinnedRequirement(ctx, content, snapshotName)
+		return err
+	})
 	if err != nil {
-		return nil, notFinal(fmt.Sprintf("reading VolumeSnapshotContent %s", contentName), err)
-	}
-	if err := s.checkContent(content, volumeHandle); err != nil {
 		return nil, notFinal("VolumeSnapshotContent "+contentName, err)
 	}
-	req, err := s.requirement(ctx, content, snapshotName)
-	if err != nil {
-		return nil, notFinal("VolumeSnapshotContent "+contentName, err)
-	}
-	return &createTarget{content: contentName, requirement: req}, nil
+	return target, nil
+}
+
+// snapshotOf is a reference to the VolumeSnapshot a content is bound to.
+func snapshotOf(content *unstructured.Unstructured) v1.ObjectReference {
+	ref := v1.ObjectReference{Kind: "VolumeSnapshot", APIVersion: snapshotapi.Group + "/v1"}
+	ref.Namespace, _, _ = unstructured.NestedString(content.Object, "spec", "volumeSnapshotRef", "namespace")
+	ref.Name, _, _ = unstructured.NestedString(content.Object, "spec", "volumeSnapshotRef", "name")
+	uid, _, _ := unstructured.NestedString(content.Object, "spec", "volumeSnapshotRef", "uid")
+	ref.UID = types.UID(uid)
+	return ref
 }
 
 // notFinal formats err after what without wrapping it: a gRPC status
@@ -61,9 +84,9 @@ func (s *Snapshotter) checkContent(content *unstructured.Unstructured, volumeHan
 	return nil
 }
 
-// requirement turns the content's class's allowedTopologies into
-// accessibility requirements; a class without them gives nil.
-func (s *Snapshotter) requirement(ctx context.Context, content *unstructured.Unstructured, snapshotName string) (*csi.TopologyRequirement, error) {
+// classTopology returns the allowedTopologies of the content's class; a
+// content without a class has none.
+func (s *Snapshotter) classTopology(ctx context.Context, content *unstructured.Unstructured) ([]v1.TopologySelectorTerm, error) {
 	className, _, _ := unstructured.NestedString(content.Object, "spec", "volumeSnapshotClassName")
 	if className == "" {
 		return nil, nil
@@ -76,9 +99,8 @@ func (s *Snapshotter) requirement(ctx context.Context, content *unstructured.Uns
 	if err != nil {
 		return nil, err
 	}
-	req, err := topology.Requirement(terms, snapshotName)
-	if err != nil {
+	if err := topology.Validate(terms); err != nil {
 		return nil, fmt.Errorf("VolumeSnapshotClass %s allowedTopologies: %w", className, err)
 	}
-	return req, nil
+	return terms, nil
 }

@@ -9,7 +9,12 @@ import (
 	clientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	informers "github.com/kubernetes-csi/external-snapshotter/client/v8/informers/externalversions"
 	sidecar "github.com/kubernetes-csi/external-snapshotter/v8/pkg/sidecar-controller"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/zonepath/zonepath/internal/bootstrap"
@@ -45,22 +50,37 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Controller is upstream's sidecar controller driven by a Snapshotter.
+// Controller is upstream's sidecar controller driven by a Snapshotter,
+// and, with KEP-5943 on, the removal of the pins it leaves on contents.
 type Controller struct {
 	factory informers.SharedInformerFactory
 	run     func(workers int, stop <-chan struct{})
 	workers int
+	unpin   *unpinner // nil: KEP-5943 off, nothing pinned
+	events  record.EventBroadcaster
 }
 
 // NewController wires upstream's sidecar controller to snap. Extra create
 // metadata is always on, so that snap learns the content's name; snap
 // hides it from the driver unless asked (package doc). Group snapshots
-// are off.
+// are off. It gives snap the event recorder for its Warning events on
+// VolumeSnapshots and, when KEP-5943 applies (the gate and the plugin
+// capability, at start), runs the unpinner on upstream's content informer.
 func NewController(kube kubernetes.Interface, snapClient clientset.Interface, snap *Snapshotter, o Options) (*Controller, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	factory := informers.NewSharedInformerFactory(snapClient, o.ResyncPeriod)
+	c := &Controller{factory: factory, workers: o.Workers, events: record.NewBroadcaster()}
+	c.events.StartRecordingToSink(&corev1.EventSinkImpl{Interface: kube.CoreV1().Events(metav1.NamespaceAll)})
+	snap.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "zonepath-snapshotter"})
+	if snap.topologyOn() {
+		contents := factory.Snapshot().V1().VolumeSnapshotContents()
+		var err error
+		if c.unpin, err = newUnpinner(snap.client, contents.Informer(), contents.Lister(), o, snap.finals.forget); err != nil {
+			return nil, err
+		}
+	}
 	ctrl := sidecar.NewCSISnapshotSideCarController(
 		snapClient, kube, o.DriverName,
 		factory.Snapshot().V1().VolumeSnapshotContents(),
@@ -73,27 +93,30 @@ func NewController(kube kubernetes.Interface, snapClient clientset.Interface, sn
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](o.RetryIntervalStart, o.RetryIntervalMax),
 		false, nil, nil, nil, // group snapshots off
 	)
-	return &Controller{
-		factory: factory,
-		run: func(workers int, stop <-chan struct{}) {
-			// Upstream adds its workers to wg when its gate
-			// ReleaseLeaderElectionOnExit is on, and needs a non-nil one.
-			var wg sync.WaitGroup
-			ctrl.Run(workers, stop, &wg)
-			wg.Wait()
-		},
-		workers: o.Workers,
-	}, nil
+	c.run = func(workers int, stop <-chan struct{}) {
+		// Upstream adds its workers to wg when its gate
+		// ReleaseLeaderElectionOnExit is on, and needs a non-nil one.
+		var wg sync.WaitGroup
+		ctrl.Run(workers, stop, &wg)
+		wg.Wait()
+	}
+	return c, nil
 }
 
 // Run starts the informers, waits (bounded) for their caches, then runs
 // the workers until ctx ends and they have stopped.
 func (c *Controller) Run(ctx context.Context) error {
+	defer c.events.Shutdown()
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
 	if err := bootstrap.WaitForCacheSync(ctx, bootstrap.CacheSyncTimeout, c.factory); err != nil {
 		return err
 	}
+	var wg sync.WaitGroup
+	if c.unpin != nil {
+		wg.Go(func() { c.unpin.run(ctx) })
+	}
 	c.run(c.workers, ctx.Done())
+	wg.Wait()
 	return nil
 }

@@ -3,7 +3,6 @@ package snapshotter
 import (
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,10 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -35,6 +32,7 @@ import (
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
 	"github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/driver/plugin"
 )
 
@@ -89,15 +87,16 @@ func startHarnessOn(t *testing.T, p csiTarget, setup func(*dynamicfake.FakeDynam
 	// WatchList" marker, so the reflector would wait for a bookmark the
 	// fake never sends. Real API servers send it.
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
-	h := &harness{snap: snapfake.NewSimpleClientset(typedContent(p.driver, p.volume), typedClass(p.driver)), kube: kubefake.NewClientset()}
-	h.snap.PrependReactor("*", "*", clienttesting.ObjectReaction(&rvTracker{ObjectTracker: h.snap.Tracker()}))
+	h := &harness{snap: snapfake.NewSimpleClientset(), kube: kubefake.NewClientset()}
 	content := contentObj("content", nil)
 	content.Object["spec"].(map[string]any)["driver"] = p.driver
 	content.Object["spec"].(map[string]any)["source"] = map[string]any{"volumeHandle": p.volume}
 	class := classObj(nil)
 	class.Object["driver"] = p.driver
+	class.SetResourceVersion("1")
 	dyn := dynamicClient(content, class)
-	dyn.PrependReactor("patch", "volumesnapshotcontents", h.note("nodeAffinity"))
+	shareStore(h.snap, dyn)
+	dyn.PrependReactor("patch", "volumesnapshotcontents", h.noteOurPatch)
 	h.snap.PrependReactor("patch", "volumesnapshotcontents", h.noteUpstreamPatch)
 	if setup != nil {
 		setup(dyn)
@@ -118,45 +117,6 @@ func startHarnessOn(t *testing.T, p csiTarget, setup func(*dynamicfake.FakeDynam
 	return h
 }
 
-// rvTracker gives every write a new metadata.resourceVersion, as the API
-// server does. The fake's tracker keeps the writer's, so upstream's
-// informer filter would take every write for a resync and requeue at
-// once, hiding the backoff this test checks.
-type rvTracker struct {
-	clienttesting.ObjectTracker
-	rv atomic.Int64
-}
-
-func (t *rvTracker) bump(obj runtime.Object) error {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return err
-	}
-	m.SetResourceVersion(strconv.FormatInt(100+t.rv.Add(1), 10))
-	return nil
-}
-
-func (t *rvTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
-	if err := t.bump(obj); err != nil {
-		return err
-	}
-	return t.ObjectTracker.Create(gvr, obj, ns, opts...)
-}
-
-func (t *rvTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
-	if err := t.bump(obj); err != nil {
-		return err
-	}
-	return t.ObjectTracker.Update(gvr, obj, ns, opts...)
-}
-
-func (t *rvTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
-	if err := t.bump(obj); err != nil {
-		return err
-	}
-	return t.ObjectTracker.Patch(gvr, obj, ns, opts...)
-}
-
 func (h *harness) note(what string) clienttesting.ReactionFunc {
 	return func(clienttesting.Action) (bool, runtime.Object, error) {
 		h.mu.Lock()
@@ -164,6 +124,21 @@ func (h *harness) note(what string) clienttesting.ReactionFunc {
 		h.mu.Unlock()
 		return false, nil, nil
 	}
+}
+
+// noteOurPatch logs the Snapshotter's writes: "nodeAffinity", "pin" and
+// "unpin".
+func (h *harness) noteOurPatch(a clienttesting.Action) (bool, runtime.Object, error) {
+	patch := string(a.(clienttesting.PatchAction).GetPatch())
+	switch {
+	case strings.Contains(patch, `"nodeAffinity"`):
+		h.note("nodeAffinity")(a)
+	case strings.Contains(patch, `"`+snapshotapi.PinAnnotation+`":null`):
+		h.note("unpin")(a)
+	case strings.Contains(patch, snapshotapi.PinAnnotation):
+		h.note("pin")(a)
+	}
+	return false, nil, nil
 }
 
 // noteUpstreamPatch logs the writes of upstream's controller that the
@@ -205,23 +180,6 @@ func boolText(b bool) string {
 	return "false"
 }
 
-func typedContent(driver, volume string) *crdv1.VolumeSnapshotContent {
-	handle, class := volume, "class"
-	return &crdv1.VolumeSnapshotContent{
-		ObjectMeta: metav1.ObjectMeta{Name: "content", ResourceVersion: "1"},
-		Spec: crdv1.VolumeSnapshotContentSpec{
-			Driver: driver, DeletionPolicy: crdv1.VolumeSnapshotContentDelete,
-			Source:                  crdv1.VolumeSnapshotContentSource{VolumeHandle: &handle},
-			VolumeSnapshotClassName: &class,
-			VolumeSnapshotRef:       corev1.ObjectReference{Name: "snap", Namespace: "default", UID: "uid-1"},
-		},
-	}
-}
-
-func typedClass(driver string) *crdv1.VolumeSnapshotClass {
-	return &crdv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "class", ResourceVersion: "1"}, Driver: driver, DeletionPolicy: crdv1.VolumeSnapshotContentDelete}
-}
-
 // waitFor polls cond until it holds or 10 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -233,7 +191,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestControllerRecordsTopologyBeforeReady: through upstream's controller,
-// nodeAffinity is written before any status patch marks the content ready.
+// the pin is written before the CSI call and nodeAffinity before any
+// status patch marks the content ready; once ready, the pin goes.
 func TestControllerRecordsTopologyBeforeReady(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 	h := startHarness(t, &fakeCSI{accessibility: true, topology: []*csi.Topology{segment(zoneKey, "a")}})
@@ -250,24 +209,31 @@ func TestControllerRecordsTopologyBeforeReady(t *testing.T) {
 	if _, ok := reqs[0].GetParameters()[utils.PrefixedVolumeSnapshotContentNameKey]; ok {
 		t.Error("the driver sees create metadata without --extra-create-metadata")
 	}
-	if c := h.content(t); metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) {
-		t.Error("being-created annotation left on a ready content")
+	waitFor(t, "the being-created annotation and the pin removed from the ready content", func() bool {
+		c := h.content(t)
+		return !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) && !metav1.HasAnnotation(c.ObjectMeta, snapshotapi.PinAnnotation)
+	})
+	if writes := h.writes(); slices.Index(writes, "pin") > slices.Index(writes, "status ready=true") {
+		t.Errorf("writes %v: want the pin before any status", writes)
 	}
 }
 
 // TestControllerResourceExhausted: upstream records the driver's message
 // in status.error, emits a Warning event, keeps the being-created
 // annotation (the error is not final) and retries with exponential
-// backoff; no nodeAffinity is written.
+// backoff; no nodeAffinity is written, and the pin written before the
+// first attempt stays for the retries. The pin is a change upstream's
+// informer passes on, so the first retry follows at once; the backoff
+// counts from the second.
 func TestControllerResourceExhausted(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 	const driverText = "no snapshot quota left in zone-a"
 	h := startHarness(t, &fakeCSI{accessibility: true, err: status.Error(codes.ResourceExhausted, driverText)})
-	waitFor(t, "four CreateSnapshot attempts", func() bool { reqs, _ := h.csi.calls(); return len(reqs) >= 4 })
+	waitFor(t, "five CreateSnapshot attempts", func() bool { reqs, _ := h.csi.calls(); return len(reqs) >= 5 })
 	_, times := h.csi.calls()
-	for i := 1; i < 4; i++ {
-		// The i-th retry waits retryStart * 2^(i-1); 10% slack for clocks.
-		if gap, min := times[i].Sub(times[i-1]), retryStart<<(i-1)*9/10; gap < min {
+	for i := 2; i < 5; i++ {
+		// The i-th retry waits retryStart * 2^(i-2); 10% slack for clocks.
+		if gap, min := times[i].Sub(times[i-1]), retryStart<<(i-2)*9/10; gap < min {
 			t.Errorf("retry %d after %v, want at least %v (exponential backoff)", i, gap, min)
 		}
 	}
@@ -275,17 +241,15 @@ func TestControllerResourceExhausted(t *testing.T) {
 	if c.Status == nil || c.Status.Error == nil || c.Status.Error.Message == nil || !strings.Contains(*c.Status.Error.Message, driverText) {
 		t.Errorf("status = %+v, want status.error with %q", c.Status, driverText)
 	}
-	if !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) {
-		t.Error("being-created annotation removed after RESOURCE_EXHAUSTED, which is not final")
+	if !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) || !metav1.HasAnnotation(c.ObjectMeta, snapshotapi.PinAnnotation) {
+		t.Errorf("annotations %v: the being-created annotation and the pin must stay after RESOURCE_EXHAUSTED, which is not final", c.Annotations)
 	}
 	waitFor(t, "a Warning event with the driver's message", func() bool { return hasWarning(t, h, driverText) })
-	if slices.Contains(h.writes(), "nodeAffinity") {
-		t.Error("nodeAffinity written although CreateSnapshot failed")
+	if writes := h.writes(); slices.Contains(writes, "nodeAffinity") || slices.Contains(writes, "unpin") {
+		t.Errorf("writes %v: nodeAffinity written although CreateSnapshot failed, or the pin removed while an attempt may run", writes)
 	}
-	for _, a := range h.dynamic.Actions() {
-		if a.GetVerb() != "get" {
-			t.Errorf("unexpected %s of %s", a.GetVerb(), a.GetResource().Resource)
-		}
+	if writes := h.writes(); !slices.Contains(writes, "pin") {
+		t.Errorf("writes %v: no pin before the first attempt", writes)
 	}
 }
 
@@ -338,20 +302,18 @@ func failContentGet(nth int32) func(*dynamicfake.FakeDynamicClient) {
 // while a snapshot may exist on the backend.
 func waitReadyKeepingMarker(t *testing.T, h *harness) string {
 	t.Helper()
-	waitFor(t, "content ready", func() bool { return contentIsReady(h.content(t)) })
+	// Upstream removes the annotation in a patch of its own after the
+	// ready status, so wait for both before judging their order.
+	waitFor(t, "content ready and no longer being created", func() bool {
+		c := h.content(t)
+		return contentIsReady(c) && !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated)
+	})
 	writes := h.writes()
 	handle := slices.Index(writes, "snapshotHandle")
 	if removed := slices.Index(writes, "being-created removed"); handle < 0 || removed < handle {
 		t.Errorf("writes %v: the being-created annotation was removed before the snapshot handle was recorded", writes)
 	}
-	if c := h.content(t); metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated) {
-		t.Error("being-created annotation left on a ready content")
-	}
 	return *h.content(t).Status.SnapshotHandle
-}
-
-func contentIsReady(c *crdv1.VolumeSnapshotContent) bool {
-	return c.Status != nil && c.Status.ReadyToUse != nil && *c.Status.ReadyToUse
 }
 
 // TestControllerRetriesAPIErrorBeforeCSI: reading the content fails once

@@ -26,10 +26,11 @@
 // rule (prefix, UID, --snapshot-name-uuid-length truncation). Snapshotter
 // strips the three metadata keys again before calling the driver unless
 // --extra-create-metadata asked for them, so drivers see what they would
-// see from csi-snapshotter. The content and its class are read live with
-// the dynamic client (one GET each per CreateSnapshot, a rare call): the
-// typed client/v8 structs drop nodeAffinity and allowedTopologies, and a
-// live read sees an admin's nodeAffinity written a moment ago.
+// see from csi-snapshotter. The content is read live with the dynamic
+// client (one GET per CreateSnapshot, a rare call), and its class when no
+// pin decides (below): the typed client/v8 structs drop nodeAffinity and
+// allowedTopologies, and a live read sees an admin's nodeAffinity written
+// a moment ago, and the pin an earlier attempt has just written.
 //
 // # Requirements
 //
@@ -44,6 +45,55 @@
 // snapshot name, so snapshots spread over the allowed zones and one
 // snapshot gets the same order on every retry. Without the capability the
 // CSI spec forbids the field, so nothing is sent and nothing is recorded.
+//
+// # Pinned requirements: no orphan on retry
+//
+// A CreateSnapshot whose reply is lost (DEADLINE_EXCEEDED) may have cut
+// the snapshot, and only a retry with the same name learns its ID (CSI
+// spec, "Timeout errors"). Built from the live class, a retry after an
+// admin narrowed allowedTopologies asks for zones the snapshot is not in:
+// the driver answers ALREADY_EXISTS, which upstream takes as final, the
+// content never gets a handle, and deleting the VolumeSnapshot never
+// reaches DeleteSnapshot: the backend snapshot and its quota leak. So the
+// allowedTopologies of the first attempt are pinned on the content
+// (annotation zonepath.csi.dev/pinned-topology, snapshotapi.PinAnnotation)
+// before its CSI call, with a merge patch guarded by the resourceVersion
+// just read (a conflict re-reads: someone pinned first), and every attempt
+// with a pin is built from the pin. The requirement is a function of the
+// terms and the snapshot name (topology.Requirement), so requisite and
+// preferred repeat exactly. A class without allowedTopologies pins "[]",
+// so that adding them later cannot change a retry either.
+//
+// The pin is removed once the content is ready to use and no longer being
+// created (unpin.go, an informer handler on upstream's content informer):
+// upstream calls CreateSnapshot until the content is ready, never after.
+// After a final CSI error (upstream's isCSIFinalError: nothing was
+// created, nothing is in progress) the pin stays, but this process
+// remembers that its last call ended final, and the next attempt builds
+// the requirement from the class again and re-pins it if it changed: an
+// admin's fix of a misspelt zone takes effect. That memory is not written
+// to the API on purpose: any change of our annotation passes upstream's
+// informer filter (it ignores only the sidecar's own annotations) and
+// requeues the content at once, so a content failing for good would loop
+// without backoff. After a restart the pin is used once more and its final
+// error remembered again. Writing the pin is such a change too: the first
+// retry of a content follows its first attempt at once, the later ones
+// back off as upstream's do.
+//
+// With the gate off (or without the plugin capability) nothing is pinned,
+// read or removed: no requirement is sent, so none can change.
+//
+// # A misspelt zone
+//
+// A driver answers a requisite whose segments name none of its zones with
+// INVALID_ARGUMENT (zonepath does, naming the segment). Upstream records
+// it in the content's status.error with a SnapshotCreationFailed Warning
+// on the content, the snapshot-controller copies status.error to the
+// VolumeSnapshot, and, the error being final, upstream removes the
+// being-created annotation, so the VolumeSnapshot can be deleted. What
+// upstream lacks is an event on the VolumeSnapshot, the object the user
+// looks at: CreateSnapshot adds a SnapshotCreationRefused Warning there
+// with the driver's message, for INVALID_ARGUMENT while KEP-5943 applies.
 //
 // # Recording accessible_topology
 //
@@ -72,20 +122,23 @@
 // RESOURCE_EXHAUSTED and ABORTED keep the being-created annotation; other
 // codes remove it) and status.error keeps the driver's message. Every
 // other error, before the CSI call (content or class not readable,
-// allowedTopologies malformed) or after it (see above), is a plain error
+// allowedTopologies or the pin malformed, the pin not written) or after it
+// (see above), is a plain error
 // without a gRPC status, which upstream counts as not final: it keeps the
 // annotation and retries. An error before the call must not be final
 // although it made no CSI request: an earlier attempt may have cut the
 // snapshot and lost the reply (DEADLINE_EXCEEDED); until a CreateSnapshot
 // with the same name returns its ID, the annotation is all that stops a
 // deleted VolumeSnapshot from taking its content along and leaving that
-// snapshot on the backend with no content pointing to it. The cost is that a VolumeSnapshot whose
-// class stays malformed cannot be deleted until the class is fixed.
+// snapshot on the backend with no content pointing to it. The cost is that
+// a VolumeSnapshot whose class (or pin) stays malformed cannot be deleted
+// until it is fixed; a pin edited by hand is refused, naming the
+// annotation, and removing it hands the decision back to the class.
 //
 // # Gate off
 //
 // No requirements, no API reads, no writes: Snapshotter behaves like
-// upstream's, and nodeAffinity already stored is left alone.
+// upstream's, and nodeAffinity and pins already stored are left alone.
 //
 // # Not done
 //
@@ -97,9 +150,11 @@
 //
 // # What it must not do
 //
-// It owns the Snapshotter behind upstream's sidecar controller and the
-// nodeAffinity write. It must not change upstream's protocol with the
-// snapshot-controller (annotations, finalizers, status), write
-// nodeAffinity that is already set, or send requirements without the
-// gate and the plugin capability.
+// It owns the Snapshotter behind upstream's sidecar controller, the
+// nodeAffinity write, the pin and its removal. It must not change
+// upstream's protocol with the snapshot-controller (annotations,
+// finalizers, status), write nodeAffinity that is already set, send
+// requirements without the gate and the plugin capability, or build a
+// retry's requirement from anything but its pin while an earlier call may
+// still have created the snapshot.
 package snapshotter

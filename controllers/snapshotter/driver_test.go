@@ -27,6 +27,7 @@ var driverWorld = drivertest.World("snapshotQuota: 0")
 type zonepathConfig struct {
 	noAccessibility bool
 	faults          string // a fault file (driver/faults/README.md); "": none
+	dial            []grpc.DialOption
 }
 
 // startZonepath serves the real zonepath driver in-process and returns a
@@ -35,7 +36,7 @@ func startZonepath(t *testing.T, cfg zonepathConfig) (*grpc.ClientConn, string) 
 	t.Helper()
 	conn := drivertest.Start(t, drivertest.Options{World: driverWorld, Faults: cfg.faults, Config: func(c *plugin.Config) {
 		c.DisableSnapshotAccessibility = cfg.noAccessibility
-	}}).Conn(t)
+	}}).Conn(t, cfg.dial...)
 	zoneA := drivertest.Requisite(drivertest.Segment(regionKey, "region-1", zoneKey, "zone-a"))
 	vol, err := csi.NewControllerClient(conn).CreateVolume(context.Background(), drivertest.VolumeRequest("source", 1<<20, zoneA))
 	if err != nil {

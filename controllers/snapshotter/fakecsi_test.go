@@ -62,14 +62,22 @@ func (f *fakeCSI) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotReque
 	f.mu.Lock()
 	f.requests = append(f.requests, proto.Clone(req).(*csi.CreateSnapshotRequest))
 	f.times = append(f.times, time.Now())
+	err := f.err
 	f.mu.Unlock()
-	if f.err != nil {
-		return nil, f.err
+	if err != nil {
+		return nil, err
 	}
 	return &csi.CreateSnapshotResponse{Snapshot: &csi.Snapshot{
 		SnapshotId: "snap-id-" + req.GetName(), SourceVolumeId: req.GetSourceVolumeId(), SizeBytes: 1 << 20,
 		CreationTime: timestamppb.New(time.Unix(1700000000, 0)), ReadyToUse: true, AccessibleTopology: f.topology,
 	}}, nil
+}
+
+// answer makes the following calls fail with err (nil: succeed).
+func (f *fakeCSI) answer(err error) {
+	f.mu.Lock()
+	f.err = err
+	f.mu.Unlock()
 }
 
 func (f *fakeCSI) calls() ([]*csi.CreateSnapshotRequest, []time.Time) {

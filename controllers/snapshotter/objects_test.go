@@ -61,7 +61,7 @@ func contentObj(name string, nodeAffinity []any) *unstructured.Unstructured {
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotContent",
-		"metadata": map[string]any{"name": name}, "spec": spec,
+		"metadata": map[string]any{"name": name, "resourceVersion": "1"}, "spec": spec,
 	}}
 }
 

@@ -10,7 +10,11 @@ import (
 	upstream "github.com/kubernetes-csi/external-snapshotter/v8/pkg/snapshotter"
 	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/utils"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/controllers/features"
@@ -36,6 +40,10 @@ type Snapshotter struct {
 	accessibility bool
 	// keepMetadata: --extra-create-metadata, pass the keys to the driver.
 	keepMetadata bool
+	// recorder emits Warning events on VolumeSnapshots; NewController
+	// sets it, and without it (a Snapshotter used alone) none is sent.
+	recorder record.EventRecorder
+	finals   finals
 }
 
 var _ upstream.Snapshotter = &Snapshotter{}
@@ -91,7 +99,11 @@ func (s *Snapshotter) CreateSnapshot(ctx context.Context, name, volumeHandle str
 		req.AccessibilityRequirements = target.requirement
 	}
 	rsp, err := s.controller.CreateSnapshot(ctx, req)
+	if target != nil {
+		s.settle(target, err)
+	}
 	if err != nil {
+		s.refused(target, err)
 		// As is: upstream reads the gRPC code, status.error keeps the text.
 		return "", "", time.Time{}, 0, false, err
 	}
@@ -106,6 +118,32 @@ func (s *Snapshotter) CreateSnapshot(ctx context.Context, name, volumeHandle str
 	}
 	logger.V(4).Info("Snapshot created", "snapshotID", snap.GetSnapshotId(), "readyToUse", snap.GetReadyToUse())
 	return s.driver, snap.GetSnapshotId(), creationTime(snap), snap.GetSizeBytes(), snap.GetReadyToUse(), nil
+}
+
+// settle records how the attempt with target's pin ended: a final error
+// lets the next attempt build its requirement afresh (pin.go).
+func (s *Snapshotter) settle(target *createTarget, err error) {
+	if err != nil && isFinal(err) {
+		s.finals.record(target.content, target.pin)
+		return
+	}
+	s.finals.forget(target.content)
+}
+
+// refused tells the user, on the VolumeSnapshot they look at, that the
+// driver refused CreateSnapshot as INVALID_ARGUMENT, a final error: a
+// misspelt zone in the class's allowedTopologies, say. Upstream records
+// it on the content (a SnapshotCreationFailed event) and copies it into
+// the VolumeSnapshot's status.error, but emits no event there. Being
+// final, upstream lets the VolumeSnapshot be deleted, and the next attempt
+// builds its requirement from the class again (unpin.go).
+func (s *Snapshotter) refused(target *createTarget, err error) {
+	if s.recorder == nil || target == nil || target.snapshot.Name == "" || status.Code(err) != codes.InvalidArgument {
+		return
+	}
+	s.recorder.Eventf(&target.snapshot, v1.EventTypeWarning, "SnapshotCreationRefused",
+		"CSI driver %s refused CreateSnapshot for VolumeSnapshotContent %s as invalid: %s. Nothing was created: correct the VolumeSnapshotClass (its allowedTopologies are the zones asked for) and the next attempt uses it, or delete this VolumeSnapshot",
+		s.driver, target.content, status.Convert(err).Message())
 }
 
 // creationTime is zero when the driver sent none, so that upstream

@@ -39,6 +39,7 @@ type createCase struct {
 	existing      []v1.TopologySelectorTerm // content nodeAffinity; nil: none
 	otherVolume   bool                      // the content names another volume
 	failGet       string                    // resource whose GETs fail with an API-server error
+	pin           *string                   // the content's pin annotation; nil: none
 	driverTopo    []*csi.Topology
 	driverErr     error
 
@@ -50,8 +51,12 @@ type createCase struct {
 	wantErrText  string                    // substring of the returned error
 	wantCalls    int                       // CreateSnapshot calls reaching the driver
 	wantAffinity []v1.TopologySelectorTerm // content nodeAffinity afterwards
-	wantPatches  int
-	wantNoAPI    bool // no API request at all
+	wantPatches  int                       // of nodeAffinity
+	// wantPinned: the content has a pin afterwards, holding wantReq, and
+	// wantPinPatches wrote it.
+	wantPinned     bool
+	wantPinPatches int
+	wantNoAPI      bool // no API request at all
 }
 
 func TestCreateSnapshot(t *testing.T) {
@@ -61,10 +66,11 @@ func TestCreateSnapshot(t *testing.T) {
 	cases := []createCase{
 		{name: "class allowedTopologies become requisite and preferred; answer recorded",
 			gate: true, accessibility: true, allowed: allowedR1, driverTopo: []*csi.Topology{r1b},
-			wantReq: allowedR1, wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "b")}, wantPatches: 1},
+			wantReq: allowedR1, wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "b")}, wantPatches: 1, wantPinned: true, wantPinPatches: 1},
 		{name: "class without allowedTopologies: no requirement, multi-segment answer recorded losslessly",
 			gate: true, accessibility: true, driverTopo: []*csi.Topology{r1a, r2b},
-			wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a"), term(regionKey, "r2", zoneKey, "b")}, wantPatches: 1},
+			wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a"), term(regionKey, "r2", zoneKey, "b")}, wantPatches: 1,
+			wantPinned: true, wantPinPatches: 1},
 		{name: "capability absent: no requirement, nothing recorded, no API calls",
 			gate: true, allowed: allowedR1, driverTopo: []*csi.Topology{r1a},
 			wantCalls: 1, wantNoAPI: true},
@@ -76,19 +82,29 @@ func TestCreateSnapshot(t *testing.T) {
 			wantCalls: 1, wantNoAPI: true},
 		{name: "existing nodeAffinity is not overwritten",
 			gate: true, accessibility: true, existing: admin, driverTopo: []*csi.Topology{r1a},
-			wantCalls: 1, wantAffinity: admin},
+			wantCalls: 1, wantAffinity: admin, wantPinned: true, wantPinPatches: 1},
 		{name: "empty accessible_topology: nothing written",
 			gate: true, accessibility: true, allowed: allowedR1,
-			wantReq: allowedR1, wantCalls: 1},
+			wantReq: allowedR1, wantCalls: 1, wantPinned: true, wantPinPatches: 1},
 		{name: "RESOURCE_EXHAUSTED: returned as is, nothing written",
 			gate: true, accessibility: true, allowed: allowedR1, driverErr: status.Error(codes.ResourceExhausted, "zone quota exceeded in r1/a and r1/b"),
-			wantReq: allowedR1, wantCode: codes.ResourceExhausted, wantErrText: "zone quota exceeded in r1/a and r1/b", wantCalls: 1},
+			wantReq: allowedR1, wantCode: codes.ResourceExhausted, wantErrText: "zone quota exceeded in r1/a and r1/b", wantCalls: 1,
+			wantPinned: true, wantPinPatches: 1},
+		{name: "a pin is reused: the class is not read, the pin not written again",
+			gate: true, accessibility: true, allowed: []v1.TopologySelectorTerm{term(regionKey, "r2")}, pin: ptr(pinOf(t, allowedR1)), driverTopo: []*csi.Topology{r1a},
+			wantReq: allowedR1, wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a")}, wantPatches: 1, wantPinned: true},
+		{name: "a pin of no requirement is reused",
+			gate: true, accessibility: true, allowed: allowedR1, pin: ptr("[]"), driverTopo: []*csi.Topology{r1a},
+			wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a")}, wantPatches: 1, wantPinned: true},
+		{name: "malformed pin: not final, before the driver",
+			gate: true, accessibility: true, allowed: allowedR1, pin: ptr(`[{"matchLabelExpressions":[]}]`),
+			wantCode: codes.Unknown, wantErrText: "annotation " + snapshotapi.PinAnnotation},
 		{name: "extra create metadata passed when asked",
 			gate: true, accessibility: true, extraMetadata: true, driverTopo: []*csi.Topology{r1a},
-			wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a")}, wantPatches: 1},
+			wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a")}, wantPatches: 1, wantPinned: true, wantPinPatches: 1},
 		{name: "nodeAffinity [] counts as absent: the answer is recorded",
 			gate: true, accessibility: true, existing: []v1.TopologySelectorTerm{}, driverTopo: []*csi.Topology{r1a},
-			wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a")}, wantPatches: 1},
+			wantCalls: 1, wantAffinity: []v1.TopologySelectorTerm{term(regionKey, "r1", zoneKey, "a")}, wantPatches: 1, wantPinned: true, wantPinPatches: 1},
 		{name: "malformed allowedTopologies: not final, before the driver",
 			gate: true, accessibility: true, allowed: []v1.TopologySelectorTerm{term("", "x")},
 			wantCode: codes.Unknown, wantErrText: "VolumeSnapshotClass class allowedTopologies"},
@@ -103,7 +119,7 @@ func TestCreateSnapshot(t *testing.T) {
 			wantCode: codes.Unknown, wantErrText: "reading VolumeSnapshotClass class: etcd leader changed"},
 		{name: "invalid accessible_topology: error after the call, nothing written",
 			gate: true, accessibility: true, driverTopo: []*csi.Topology{segment("not a key!", "a")},
-			wantCode: codes.Unknown, wantErrText: "unusable accessible_topology", wantCalls: 1},
+			wantCode: codes.Unknown, wantErrText: "unusable accessible_topology", wantCalls: 1, wantPinned: true, wantPinPatches: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runCreateCase(t, tc) })
@@ -114,6 +130,9 @@ func runCreateCase(t *testing.T, tc createCase) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, tc.gate)
 	fake := &fakeCSI{accessibility: tc.accessibility, topology: tc.driverTopo, err: tc.driverErr}
 	content := contentObj("content", optTerms(t, tc.existing))
+	if tc.pin != nil {
+		content.SetAnnotations(map[string]string{snapshotapi.PinAnnotation: *tc.pin})
+	}
 	if tc.otherVolume {
 		content.Object["spec"].(map[string]any)["source"] = map[string]any{"volumeHandle": "vol-other"}
 	}
@@ -152,7 +171,32 @@ func runCreateCase(t *testing.T, tc createCase) {
 	if diff := cmp.Diff(tc.wantAffinity, affinity); err != nil || diff != "" {
 		t.Errorf("nodeAffinity (err %v) (-want +got):\n%s", err, diff)
 	}
+	checkPin(t, got, tc)
 }
+
+// checkPin: the content keeps the pin of the requirement the driver got,
+// or has none.
+func checkPin(t *testing.T, content metav1.Object, tc createCase) {
+	t.Helper()
+	pinned, ok, err := snapshotapi.Pin(content)
+	if tc.pin != nil && tc.wantCode == codes.Unknown {
+		return // a malformed pin is left for a person to fix
+	}
+	if err != nil || ok != tc.wantPinned || !cmp.Equal(pinned, tc.wantReq) {
+		t.Errorf("pin = %v, present %v (err %v); want present %v holding %v", pinned, ok, err, tc.wantPinned, tc.wantReq)
+	}
+}
+
+func pinOf(t *testing.T, terms []v1.TopologySelectorTerm) string {
+	t.Helper()
+	v, err := snapshotapi.PinValue(terms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func optTerms(t *testing.T, ts []v1.TopologySelectorTerm) []any {
 	if ts == nil {
@@ -212,27 +256,40 @@ func checkAPI(t *testing.T, actions []clienttesting.Action, tc createCase) {
 	if tc.wantNoAPI && len(actions) > 0 {
 		t.Errorf("API requests %v, want none", verbs(actions))
 	}
-	patches := 0
+	patches, pins := 0, 0
 	for _, a := range actions {
 		if a.GetVerb() == "patch" {
-			patches++
+			if isPin(a.(clienttesting.PatchAction)) {
+				pins++
+			} else {
+				patches++
+			}
 			checkPatch(t, a.(clienttesting.PatchAction))
 		}
 		if a.GetVerb() == "update" || a.GetVerb() == "create" || a.GetVerb() == "delete" {
 			t.Errorf("unexpected %s", a.GetVerb())
 		}
 	}
-	if patches != tc.wantPatches {
-		t.Errorf("%d patches, want %d (%v)", patches, tc.wantPatches, verbs(actions))
+	if patches != tc.wantPatches || pins != tc.wantPinPatches {
+		t.Errorf("%d nodeAffinity patches, %d pin patches, want %d and %d (%v)", patches, pins, tc.wantPatches, tc.wantPinPatches, verbs(actions))
 	}
 }
 
-// checkPatch: a merge patch of spec.nodeAffinity guarded by resourceVersion.
+func isPin(p clienttesting.PatchAction) bool {
+	return strings.Contains(string(p.GetPatch()), snapshotapi.PinAnnotation)
+}
+
+// checkPatch: a merge patch of spec.nodeAffinity, or of the pin
+// annotation, guarded by resourceVersion.
 func checkPatch(t *testing.T, p clienttesting.PatchAction) {
 	t.Helper()
 	body := string(p.GetPatch())
-	if !strings.Contains(body, `"nodeAffinity"`) || !strings.Contains(body, `"resourceVersion"`) || strings.Contains(body, `"status"`) {
-		t.Errorf("patch %s: want spec.nodeAffinity and metadata.resourceVersion only", body)
+	field := `"nodeAffinity"`
+	if isPin(p) {
+		field = `"annotations"`
+	}
+	if !strings.Contains(body, field) || !strings.Contains(body, `"resourceVersion"`) || strings.Contains(body, `"status"`) || strings.Count(body, `":{`) > 2 {
+		t.Errorf("patch %s: want %s and metadata.resourceVersion only", body, field)
 	}
 }
 
@@ -290,7 +347,10 @@ func TestRecordRetriesConflictsAndReportsFailures(t *testing.T) {
 			fake := &fakeCSI{accessibility: true, topology: []*csi.Topology{segment(zoneKey, "a")}}
 			client := dynamicClient(contentObj("content", nil), classObj(nil))
 			failures, patches := tc.failures, 0
-			client.PrependReactor("patch", "volumesnapshotcontents", func(clienttesting.Action) (bool, runtime.Object, error) {
+			client.PrependReactor("patch", "volumesnapshotcontents", func(a clienttesting.Action) (bool, runtime.Object, error) {
+				if isPin(a.(clienttesting.PatchAction)) {
+					return false, nil, nil
+				}
 				patches++
 				if failures > 0 {
 					failures--

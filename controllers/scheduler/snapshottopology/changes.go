@@ -54,14 +54,9 @@ func contentChange(oldObj, newObj any) (types.NamespacedName, bool, error) {
 	if old == nil {
 		return snap, true, nil
 	}
-	changed := old.Spec.VolumeSnapshotRef != ref || isCut(old) != isCut(cur) ||
+	changed := old.Spec.VolumeSnapshotRef != ref || snapshotapi.IsCut(old) != snapshotapi.IsCut(cur) ||
 		!equality.Semantic.DeepEqual(nodeAffinityField(oldU), nodeAffinityField(curU))
 	return snap, changed, nil
-}
-
-func isCut(vsc *snapshotv1.VolumeSnapshotContent) bool {
-	return (vsc.Spec.Source.SnapshotHandle != nil && *vsc.Spec.Source.SnapshotHandle != "") ||
-		(vsc.Status != nil && vsc.Status.SnapshotHandle != nil && *vsc.Status.SnapshotHandle != "")
 }
 
 // nodeAffinityField is the raw field, so that a change from one malformed

@@ -2,14 +2,8 @@ package snapshottopology
 
 import (
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/ephemeral"
-
-	"github.com/zonepath/zonepath/controllers/snapshotapi"
 )
-
-// snapshotKind is the dataSource kind this plugin follows.
-const snapshotKind = "VolumeSnapshot"
 
 // claim is one PVC a pod uses: by name, or through a generic ephemeral
 // volume, whose PVC the ephemeral controller creates under a derived name
@@ -52,29 +46,4 @@ func usesClaim(pod *v1.Pod, namespace, name string) bool {
 // the VolumeBinding plugin) decides where the pod may run.
 func isBound(pvc *v1.PersistentVolumeClaim) bool {
 	return pvc.Spec.VolumeName != "" || pvc.Status.Phase == v1.ClaimBound
-}
-
-// snapshotSource returns the VolumeSnapshot a PVC restores from, if any.
-// dataSourceRef wins over dataSource: it is the newer field, the API
-// server mirrors the older one into it, and only it can name another
-// namespace (cross-namespace data sources).
-func snapshotSource(pvc *v1.PersistentVolumeClaim) (types.NamespacedName, bool) {
-	if ref := pvc.Spec.DataSourceRef; ref != nil {
-		if !isSnapshot(ref.APIGroup, ref.Kind) {
-			return types.NamespacedName{}, false
-		}
-		ns := pvc.Namespace
-		if ref.Namespace != nil && *ref.Namespace != "" {
-			ns = *ref.Namespace
-		}
-		return types.NamespacedName{Namespace: ns, Name: ref.Name}, true
-	}
-	if ref := pvc.Spec.DataSource; ref != nil && isSnapshot(ref.APIGroup, ref.Kind) {
-		return types.NamespacedName{Namespace: pvc.Namespace, Name: ref.Name}, true
-	}
-	return types.NamespacedName{}, false
-}
-
-func isSnapshot(group *string, kind string) bool {
-	return group != nil && *group == snapshotapi.Group && kind == snapshotKind
 }

@@ -38,7 +38,7 @@ func TestExampleConfig(t *testing.T) {
 		queuesort.Name:     queuesort.New,
 		defaultbinder.Name: defaultbinder.New,
 		Name: func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-			return newPlugin(ctx, h, newEnv(t).dyn)
+			return newPlugin(ctx, h, newEnv(t).dyn, false)
 		},
 	}
 	profile := onlyRegistered(cfg.Profiles[0], registry)

@@ -7,10 +7,16 @@
 //
 // PreFilter follows every PVC of the pod (by claim name, and generic
 // ephemeral volumes by their derived name, which must be owned by the
-// pod) that is not bound yet and whose dataSourceRef or dataSource is a
-// snapshot.storage.k8s.io VolumeSnapshot, to the VolumeSnapshotContent
-// the snapshot is bound to, and caches that content's spec.nodeAffinity
-// in the cycle state, compiled for Filter. Filter then admits a node only
+// pod) that is not bound yet and restores a snapshot.storage.k8s.io
+// VolumeSnapshot, to the VolumeSnapshotContent the snapshot is bound to,
+// and caches that content's spec.nodeAffinity in the cycle state,
+// compiled for Filter. The following is snapshotapi.Resolver's, the
+// provisioner's too, so both give one answer: dataSourceRef wins over
+// dataSource when set, and a dataSourceRef into another namespace is
+// refused, naming nothing there, unless Kubernetes'
+// CrossNamespaceVolumeDataSource gate is on (read once, in New) and a
+// ReferenceGrant there allows it; with the gate on, the plugin watches
+// ReferenceGrants too. Filter then admits a node only
 // if its labels satisfy at least one term of every such nodeAffinity.
 // PreFilter also returns the names of the nodes that do, so that the
 // scheduler filters only those rather than every node of the cluster for
@@ -31,11 +37,14 @@
 // Every rejection is UnschedulableAndUnresolvable, with a reason that
 // names the object: a missing PVC, VolumeSnapshot or content; a snapshot
 // not bound to a content yet; a content bound to another snapshot; a
-// content whose snapshot is not cut yet; a malformed nodeAffinity; and,
-// in Filter, a node outside a snapshot's topology. None of them can be
-// fixed by preempting pods, and each is retried on the event that can fix
-// it rather than by the five-minute flush. Lister failures other than
-// "not found" are Errors, which back off and retry.
+// content whose snapshot is not cut yet; a malformed nodeAffinity; a
+// refused cross-namespace dataSourceRef; and, in Filter, a node outside a
+// snapshot's topology. None of them can be fixed by preempting pods, and
+// each is retried on the event that can fix it rather than by the
+// five-minute flush, except a refused reference fixed by a new
+// ReferenceGrant, which registers no event. Lister failures other than
+// "not found" (the resolver's Unavailable) are Errors, which back off and
+// retry.
 //
 // A dynamically provisioned content has no nodeAffinity until the
 // snapshotter has cut the snapshot and written the driver's answer, so

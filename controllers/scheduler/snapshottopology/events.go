@@ -90,8 +90,8 @@ func (pl *Plugin) isSchedulableAfterClaimChange(logger klog.Logger, pod *v1.Pod,
 }
 
 func sameSource(a, b *v1.PersistentVolumeClaim) bool {
-	sa, oka := snapshotSource(a)
-	sb, okb := snapshotSource(b)
+	sa, oka := snapshotapi.SourceOf(a)
+	sb, okb := snapshotapi.SourceOf(b)
 	return oka == okb && sa == sb
 }
 
@@ -103,7 +103,7 @@ func (pl *Plugin) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, 
 	if err != nil {
 		return fwk.Queue, err
 	}
-	sources, st := pl.podSources(pod)
+	sources, st := pl.podSources(context.Background(), pod)
 	if st.Code() == fwk.Error {
 		return fwk.Queue, st.AsError()
 	}
@@ -132,7 +132,7 @@ func (pl *Plugin) usesSnapshot(pod *v1.Pod, snap types.NamespacedName) bool {
 		if pvc == nil {
 			continue
 		}
-		if s, ok := snapshotSource(pvc); ok && s == snap {
+		if s, ok := snapshotapi.SourceOf(pvc); ok && s == snap {
 			return true
 		}
 	}

@@ -54,6 +54,18 @@ func newEnv(t testing.TB, objs ...runtime.Object) *env {
 // plugin is built by New, as the scheduler builds it.
 func newEnvGate(t testing.TB, gate bool, objs ...runtime.Object) *env {
 	t.Helper()
+	return newEnvOpts(t, envOpts{gate: gate}, objs...)
+}
+
+// envOpts are the gates of an env: VolumeSnapshotTopology, and
+// Kubernetes' CrossNamespaceVolumeDataSource.
+type envOpts struct {
+	gate, crossNamespace bool
+}
+
+func newEnvOpts(t testing.TB, o envOpts, objs ...runtime.Object) *env {
+	t.Helper()
+	gate := o.gate
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, gate)
 	var core, snap []runtime.Object
 	for _, o := range objs {
@@ -71,6 +83,7 @@ func newEnvGate(t testing.TB, gate bool, objs ...runtime.Object) *env {
 		dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 			snapshotapi.VolumeSnapshots:        "VolumeSnapshotList",
 			snapshotapi.VolumeSnapshotContents: "VolumeSnapshotContentList",
+			snapshotapi.ReferenceGrants:        "ReferenceGrantList",
 		}, snap...),
 		activator: &recordingActivator{},
 	}
@@ -80,7 +93,7 @@ func newEnvGate(t testing.TB, gate bool, objs ...runtime.Object) *env {
 			e.pl, _ = pl.(*Plugin)
 			return pl, err
 		}
-		pl, err := newPlugin(ctx, h, e.dyn)
+		pl, err := newPlugin(ctx, h, e.dyn, o.crossNamespace)
 		e.pl = pl
 		return pl, err
 	}
@@ -144,7 +157,7 @@ func ephemeralVol(name, snapshot string) v1.Volume {
 }
 
 func snapshotRef(name string) *v1.TypedLocalObjectReference {
-	return &v1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: snapshotKind, Name: name}
+	return &v1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: snapshotapi.SnapshotKind, Name: name}
 }
 
 // pvc is an unbound PVC restoring from snapshot (none if empty).
@@ -217,6 +230,31 @@ const (
 )
 
 func zones(z ...string) any { return term(zoneKey, z) }
+
+// foreign moves a snapshot object into namespace "foreign", and a
+// content's snapshot reference with it.
+func foreign(u *unstructured.Unstructured) *unstructured.Unstructured {
+	if u.GetKind() == "VolumeSnapshot" {
+		u.SetNamespace("foreign")
+	} else {
+		_ = unstructured.SetNestedField(u.Object, "foreign", "spec", "volumeSnapshotRef", "namespace")
+	}
+	return u
+}
+
+// grant is a ReferenceGrant in namespace foreign letting claims of
+// namespace from refer to its VolumeSnapshots.
+func grant(from string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1beta1",
+		"kind":       "ReferenceGrant",
+		"metadata":   map[string]any{"namespace": "foreign", "name": "g"},
+		"spec": map[string]any{
+			"from": []any{map[string]any{"group": "", "kind": "PersistentVolumeClaim", "namespace": from}},
+			"to":   []any{map[string]any{"group": snapshotapi.Group, "kind": snapshotapi.SnapshotKind}},
+		},
+	}}
+}
 
 func nodeInfo(name string, labels map[string]string) fwk.NodeInfo {
 	ni := framework.NewNodeInfo()

@@ -8,12 +8,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 
 	"github.com/zonepath/zonepath/controllers/features"
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
@@ -31,13 +32,12 @@ const cacheSyncTimeout = time.Minute
 // Plugin filters out nodes from which the VolumeSnapshots that a pod's
 // unbound PVCs restore from are not accessible.
 type Plugin struct {
-	enabled   bool
-	handle    fwk.Handle
-	logger    klog.Logger
-	pvcs      corelisters.PersistentVolumeClaimLister
-	pods      corelisters.PodLister
-	snapshots cache.GenericLister
-	contents  cache.GenericLister
+	enabled  bool
+	handle   fwk.Handle
+	logger   klog.Logger
+	pvcs     corelisters.PersistentVolumeClaimLister
+	pods     corelisters.PodLister
+	resolver snapshotapi.Resolver
 }
 
 var (
@@ -61,25 +61,31 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: dynamic client: %w", Name, err)
 	}
-	return newPlugin(ctx, h, client)
+	return newPlugin(ctx, h, client, utilfeature.DefaultFeatureGate.Enabled(kubefeatures.CrossNamespaceVolumeDataSource))
 }
 
 // newPlugin builds an enabled plugin on a given dynamic client, so tests
 // can pass a fake one. The framework handle exposes no dynamic informer
 // factory, so the plugin runs its own for the two snapshot resources and
-// waits for it here, as out-of-tree plugins with CRDs do.
-func newPlugin(ctx context.Context, h fwk.Handle, client dynamic.Interface) (*Plugin, error) {
+// waits for it here, as out-of-tree plugins with CRDs do. crossNamespace
+// is Kubernetes' CrossNamespaceVolumeDataSource gate: with it, the plugin
+// also watches ReferenceGrants, which a dataSourceRef into another
+// namespace needs.
+func newPlugin(ctx context.Context, h fwk.Handle, client dynamic.Interface, crossNamespace bool) (*Plugin, error) {
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
 	snapshots := factory.ForResource(snapshotapi.VolumeSnapshots)
 	contents := factory.ForResource(snapshotapi.VolumeSnapshotContents)
+	readers := snapshotapi.Listers{Snapshots: snapshots.Lister(), Contents: contents.Lister()}
+	if crossNamespace {
+		readers.Grants = factory.ForResource(snapshotapi.ReferenceGrants).Lister()
+	}
 	pl := &Plugin{
-		enabled:   true,
-		handle:    h,
-		logger:    klog.FromContext(ctx).WithValues("plugin", Name),
-		pvcs:      h.SharedInformerFactory().Core().V1().PersistentVolumeClaims().Lister(),
-		pods:      h.SharedInformerFactory().Core().V1().Pods().Lister(),
-		snapshots: snapshots.Lister(),
-		contents:  contents.Lister(),
+		enabled:  true,
+		handle:   h,
+		logger:   klog.FromContext(ctx).WithValues("plugin", Name),
+		pvcs:     h.SharedInformerFactory().Core().V1().PersistentVolumeClaims().Lister(),
+		pods:     h.SharedInformerFactory().Core().V1().Pods().Lister(),
+		resolver: snapshotapi.Resolver{Reader: readers, CrossNamespace: crossNamespace},
 	}
 	if err := pl.addActivationHandlers(snapshots.Informer(), contents.Informer()); err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
@@ -100,7 +106,7 @@ func waitForSync(ctx context.Context, factory dynamicinformer.DynamicSharedInfor
 	var unsynced []error
 	for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
-			unsynced = append(unsynced, fmt.Errorf("informer for %s did not sync within %v: are the snapshot CRDs installed and may the scheduler list and watch them?", gvr.GroupResource(), cacheSyncTimeout))
+			unsynced = append(unsynced, fmt.Errorf("informer for %s did not sync within %v: is its CRD installed and may the scheduler list and watch it?", gvr.GroupResource(), cacheSyncTimeout))
 		}
 	}
 	return errors.Join(unsynced...)

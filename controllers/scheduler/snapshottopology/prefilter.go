@@ -41,7 +41,7 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	if !pl.enabled {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	sources, st := pl.podSources(pod)
+	sources, st := pl.podSources(ctx, pod)
 	if !st.IsSuccess() {
 		return nil, st
 	}

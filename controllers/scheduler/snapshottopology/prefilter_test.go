@@ -34,7 +34,7 @@ func changed(c *v1.PersistentVolumeClaim, f func(*v1.PersistentVolumeClaimSpec))
 // alone, in namespace when one is given (a cross-namespace reference).
 func pvcRef(name, snapshot string, namespace *string) *v1.PersistentVolumeClaim {
 	return changed(pvc(name, ""), func(s *v1.PersistentVolumeClaimSpec) {
-		s.DataSourceRef = &v1.TypedObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: snapshotKind, Name: snapshot, Namespace: namespace}
+		s.DataSourceRef = &v1.TypedObjectReference{APIGroup: ptr.To(snapshotapi.Group), Kind: snapshotapi.SnapshotKind, Name: snapshot, Namespace: namespace}
 	})
 }
 
@@ -65,6 +65,8 @@ func TestPreFilter(t *testing.T) {
 		wantReason string
 		// want lists the cached constraints as claim=content:terms.
 		want []string
+		// crossNamespace: Kubernetes' CrossNamespaceVolumeDataSource gate.
+		crossNamespace bool
 	}{{
 		name:     "no volumes",
 		pod:      podWith("p"),
@@ -104,11 +106,32 @@ func TestPreFilter(t *testing.T) {
 		wantCode: fwk.Success,
 		want:     []string{"c=content:[{topology.kubernetes.io/zone in [a]}]"},
 	}, {
-		name:       "dataSourceRef in another namespace",
+		name:       "dataSourceRef in another namespace, gate off: refused, naming nothing there",
 		pod:        podWith("p", claimVol("c")),
-		objs:       []runtime.Object{pvcRef("c", "snap", ptr.To("other"))},
+		objs:       []runtime.Object{pvcRef("c", "snap", ptr.To("foreign")), foreign(vs("snap", "content")), foreign(vsc("content", "snap", zones("secret")))},
 		wantCode:   fwk.UnschedulableAndUnresolvable,
-		wantReason: `VolumeSnapshot "other/snap" not found`,
+		wantReason: `PersistentVolumeClaim "default/c": its dataSourceRef names a VolumeSnapshot in another namespace, which is refused: the CrossNamespaceVolumeDataSource feature gate is off`,
+	}, {
+		name:           "dataSourceRef in another namespace, no ReferenceGrant: refused, naming nothing there",
+		pod:            podWith("p", claimVol("c")),
+		objs:           []runtime.Object{pvcRef("c", "snap", ptr.To("foreign")), foreign(vs("snap", "content")), foreign(vsc("content", "snap", zones("secret"))), grant("elsewhere")},
+		crossNamespace: true,
+		wantCode:       fwk.UnschedulableAndUnresolvable,
+		wantReason:     `PersistentVolumeClaim "default/c": its dataSourceRef names a VolumeSnapshot in another namespace, which is refused: no ReferenceGrant there allows it`,
+	}, {
+		name:           "dataSourceRef in another namespace, granted",
+		pod:            podWith("p", claimVol("c")),
+		objs:           []runtime.Object{pvcRef("c", "snap", ptr.To("foreign")), foreign(vs("snap", "content")), foreign(vsc("content", "snap", zones("secret"))), grant(ns)},
+		crossNamespace: true,
+		wantCode:       fwk.Success,
+		want:           []string{"c=content:[{topology.kubernetes.io/zone in [secret]}]"},
+	}, {
+		name: "dataSourceRef wins over dataSource",
+		pod:  podWith("p", claimVol("c")),
+		objs: []runtime.Object{changed(pvcRef("c", "snap", nil), func(s *v1.PersistentVolumeClaimSpec) { s.DataSource = snapshotRef("wrong") }),
+			vs("snap", "content"), vsc("content", "snap", zones("a"))},
+		wantCode: fwk.Success,
+		want:     []string{"c=content:[{topology.kubernetes.io/zone in [a]}]"},
 	}, {
 		name: "kind VolumeSnapshot of another group is not followed",
 		pod:  podWith("p", claimVol("c")),
@@ -234,7 +257,7 @@ func TestPreFilter(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, tc.objs...)
+			e := newEnvOpts(t, envOpts{gate: true, crossNamespace: tc.crossNamespace}, tc.objs...)
 			cs := framework.NewCycleState()
 			_, st := e.pl.PreFilter(context.Background(), cs, tc.pod, nil)
 			if st.Code() != tc.wantCode {

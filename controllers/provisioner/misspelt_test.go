@@ -1,0 +1,62 @@
+package provisioner
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+
+	"github.com/zonepath/zonepath/controllers/features"
+)
+
+// misspeltZone makes the driver answer a requisite naming zone-x, which
+// it does not have, the way zonepath answers a requisite in which no
+// segment names one of its zones: INVALID_ARGUMENT naming the segment. A
+// rule stands in for the driver's own check so this test holds the
+// controller side alone.
+const misspeltZone = `
+rules:
+- name: misspelt-zone
+  match:
+    rpc: CreateVolume
+    segment:
+      topology.kubernetes.io/zone: zone-x
+  action:
+    code: InvalidArgument
+    message: "accessibility_requirements: segment {topology.kubernetes.io/region=region-1,topology.kubernetes.io/zone=zone-x} names no zone of this driver"
+`
+
+// TestMisspeltZoneInNodeAffinity (issue 25 item 4, the claim's side): an
+// admin's typo in a content's nodeAffinity reaches CreateVolume through
+// the narrowed class. Upstream's lib already tells the user, on the claim
+// they look at, with a ProvisioningFailed Warning carrying the driver's
+// message (INVALID_ARGUMENT is its "infeasible" error, retried slowly);
+// the error is final, so the lib stops tracking the claim, which can be
+// deleted with nothing left on the backend (no finalizer of ours holds
+// it).
+func TestMisspeltZoneInNodeAffinity(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
+	e := newRestoreEnv(t, misspeltZone)
+	e.setNodeAffinity(t, context.Background(), terms(term(regionKey, "region-1", zoneKey, "zone-x")))
+	e.runProvisioner(t, 20*time.Millisecond)
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		events, err := e.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		for _, ev := range events.Items {
+			if ev.InvolvedObject.Name == "restore" && ev.Type == v1.EventTypeWarning && ev.Reason == "ProvisioningFailed" && strings.Contains(ev.Message, "zone-x") {
+				return true, nil
+			}
+		}
+		return false, err
+	})
+	if err != nil {
+		t.Fatalf("no Warning naming zone-x on the claim: %v", err)
+	}
+	e.deleteClaim(t, context.Background())
+	e.checkOnlySourceLeft(t)
+}
