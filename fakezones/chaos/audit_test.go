@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"cmp"
+	"errors"
 	"strings"
 	"testing"
 
@@ -101,6 +103,7 @@ func whats(fs []Finding) []string {
 func TestStuckSaysWhatHoldsIt(t *testing.T) {
 	for _, tc := range []struct {
 		obj  Object
+		rule string // RuleStuck when empty
 		want []string
 	}{
 		{
@@ -113,7 +116,8 @@ func TestStuckSaysWhatHoldsIt(t *testing.T) {
 		{
 			obj: Object{Kind: "VolumeSnapshotContent", Name: "snapcontent-2", Handle: "snap-2", Deleting: true,
 				Finalizers: []string{"snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection"}},
-			want: []string{"deleted without the snapshot.storage.kubernetes.io/volumesnapshot-being-deleted annotation"},
+			rule: RuleUpstream,
+			want: []string{"deleted without the snapshot.storage.kubernetes.io/volumesnapshot-being-deleted annotation", "pull request 1446"},
 		},
 		{
 			obj:  Object{Kind: "PersistentVolumeClaim", Namespace: "chaos", Name: "restore-3"},
@@ -124,8 +128,9 @@ func TestStuckSaysWhatHoldsIt(t *testing.T) {
 			want: []string{"deletion requested, nothing holds it"},
 		},
 	} {
+		rule := cmp.Or(tc.rule, RuleStuck)
 		f := Stuck([]Object{tc.obj}, nil)
-		if len(f) != 1 || f[0].Rule != RuleStuck || f[0].What != tc.obj.String() {
+		if len(f) != 1 || f[0].Rule != rule || f[0].What != tc.obj.String() {
 			t.Fatalf("Stuck(%s) = %v", tc.obj, f)
 		}
 		for _, w := range tc.want {
@@ -193,6 +198,29 @@ func TestOutsideTopology(t *testing.T) {
 				t.Fatalf("inside the topology, but: %s", got)
 			case tc.want != "" && (got == nil || !strings.Contains(got.Why, tc.want)):
 				t.Fatalf("OutsideTopology = %v, want a finding saying %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	stuck := Finding{Rule: RuleStuck, What: "PersistentVolumeClaim chaos/c1"}
+	upstream := Finding{Rule: RuleUpstream, What: "VolumeSnapshotContent snapcontent-1"}
+	for _, tc := range []struct {
+		name     string
+		findings []Finding
+		tolerate bool
+		wantErr  bool
+	}{
+		{name: "none", findings: nil, wantErr: false},
+		{name: "an upstream defect fails by default", findings: []Finding{upstream}, wantErr: true},
+		{name: "an upstream defect tolerated", findings: []Finding{upstream}, tolerate: true, wantErr: false},
+		{name: "a stuck object is never tolerated", findings: []Finding{upstream, stuck}, tolerate: true, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Verdict(tc.findings, tc.tolerate)
+			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, ErrFindings)) {
+				t.Errorf("Verdict(%v, %v) = %v, want an error: %v", tc.findings, tc.tolerate, err, tc.wantErr)
 			}
 		})
 	}

@@ -121,6 +121,30 @@ func (k *killer) reviveAll(ctx context.Context) error {
 	return nil
 }
 
+// supervise restarts, until stop is called, whatever exits on its own
+// once the kills are over, as kubelet would: a sidecar exits a few
+// seconds after the controller it talks to was restarted by the last
+// kill, and without it the workload's deletions would wait for nothing.
+func (k *killer) supervise(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if err := k.reviveAll(ctx); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(k.log, "chaos: restarting a component after the kills failed: %v\n", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); <-done }) }
+}
+
 // exitOf classifies the exit of component by the end of its log.
 func exitOf(component, tail string) Exit {
 	e := Exit{Component: component, At: time.Now(), Why: tail}

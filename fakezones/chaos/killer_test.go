@@ -90,3 +90,40 @@ func waitFor(t *testing.T, cond func(Snapshot) bool, l *Ledger) {
 		}
 	}
 }
+
+// After the kills, supervise still restarts what exits on its own (a
+// sidecar whose controller the last kill restarted), and stops doing so
+// once stopped.
+func TestSuperviseRevivesAfterTheKills(t *testing.T) {
+	dir := t.TempDir()
+	p, err := proc.Start(proc.Spec{Name: "provisioner", Path: "/bin/sh", Args: []string{"-c", "sleep 60"}, Log: filepath.Join(dir, "provisioner.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &cluster.State{WorkDir: dir, Processes: []*proc.Process{p}}
+	t.Cleanup(func() { _ = cluster.Down(context.Background(), dir, io.Discard) })
+	ledger := NewLedger()
+	k := &killer{state: s, ledger: ledger, log: io.Discard, started: map[string]time.Time{}}
+	t0 := time.Now()
+	stop := k.supervise(context.Background())
+	_ = syscall.Kill(p.PID, syscall.SIGKILL)
+	waitFor(t, func(s Snapshot) bool { return len(s.Exits) == 1 }, ledger)
+	for deadline := time.Now().Add(time.Minute); !k.startedSince("provisioner", t0); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("supervise did not restart the provisioner")
+		}
+	}
+	stop()
+	q, _ := s.Process("provisioner")
+	if q.PID == p.PID || !q.Alive() {
+		t.Fatalf("the provisioner after supervise: pid %d (first %d), alive %v", q.PID, p.PID, q.Alive())
+	}
+	_ = syscall.Kill(q.PID, syscall.SIGKILL)
+	time.Sleep(time.Second)
+	if r, _ := s.Process("provisioner"); r.PID != q.PID {
+		t.Errorf("supervise restarted the provisioner after it was stopped (pid %d → %d)", q.PID, r.PID)
+	}
+	if n := len(ledger.Snapshot().Exits); n != 1 {
+		t.Errorf("exits = %d, want the one before stop", n)
+	}
+}

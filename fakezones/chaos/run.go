@@ -102,12 +102,15 @@ func Run(ctx context.Context, o Options) ([]Finding, error) {
 			o.Duration, time.Until(phaseEnd).Round(time.Second), time.Since(t0).Round(time.Second), reserve)
 	}
 	killErr := r.chaos(ctx, phaseEnd)
+	stopSupervising := r.killer.supervise(ctx)
+	defer stopSupervising()
 	settle := o.settle()
 	if ctx.Err() != nil {
 		fmt.Fprintln(out, "chaos: interrupted; auditing what is there now, without waiting for the deletions")
 		settle = 0
 	}
 	findings, auditErr := r.finish(ctx, settle)
+	stopSupervising()
 	r.report(findings, t0)
 	return findings, errors.Join(killErr, auditErr)
 }
@@ -272,7 +275,7 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	return w.w.Write(p)
 }
 
-// ErrFindings is Run's verdict when the audit found anything.
+// ErrFindings is Run's verdict when the audit found anything (Verdict).
 var ErrFindings = errors.New("the audit found orphans, stuck objects or broken rules")
 
 // DefaultCluster is the cluster of a chaos run without --config: two

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -19,8 +18,9 @@ import (
 // orphan audit of both ends (package chaos).
 func chaosCommand() *cobra.Command {
 	var (
-		o    chaos.Options
-		file string
+		o                chaos.Options
+		file             string
+		tolerateUpstream bool
 	)
 	cmd := &cobra.Command{
 		Use:   "chaos",
@@ -64,10 +64,7 @@ scenario, and exits non-zero on any finding. The cluster is always stopped.`,
 			if err != nil {
 				return err
 			}
-			if len(findings) > 0 {
-				return fmt.Errorf("%w: %d findings", chaos.ErrFindings, len(findings))
-			}
-			return nil
+			return chaos.Verdict(findings, tolerateUpstream)
 		},
 	}
 	fl := cmd.Flags()
@@ -83,6 +80,7 @@ scenario, and exits non-zero on any finding. The cluster is always stopped.`,
 	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the kill order, to repeat a run's order (default: random, printed)")
 	fl.DurationVar(&o.MaxBackoff, "max-backoff", 20*time.Second, "the sidecars' and snapshot-controller's --retry-interval-max and the provisioner's --snapshot-orphan-sweep-interval: "+
 		"upstream's 5m would leave objects waiting past the run")
+	fl.BoolVar(&tolerateUpstream, "tolerate-upstream-defects", false, "exit 0 when the only findings are known defects of upstream components (rule upstream-defect), which are still listed")
 	return cmd
 }
 
