@@ -76,7 +76,13 @@
 // informer filter (it ignores only the sidecar's own annotations) and
 // requeues the content at once, so a content failing for good would loop
 // without backoff. After a restart the pin is used once more and its final
-// error remembered again. Writing the pin is such a change too: the first
+// error remembered again. RESOURCE_EXHAUSTED counts as such an end too
+// when this process wrote the pin and saw every attempt under it answered
+// (no timeout or UNAVAILABLE among them): the driver then says no snapshot
+// of the name exists, and none can still appear, so an admin can send a
+// snapshot waiting for quota elsewhere by editing the class. After a lost
+// reply, or across a restart, it does not: the pin holds until a final
+// answer or success. Writing the pin is such a change too: the first
 // retry of a content follows its first attempt at once, the later ones
 // back off as upstream's do.
 //

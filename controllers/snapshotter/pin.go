@@ -21,8 +21,10 @@ import (
 // pinnedRequirement is the requirement of this attempt (package doc,
 // "Pinned requirements"). A content with a pin repeats the attempt that
 // wrote it, unless this process saw that attempt's CreateSnapshot end in a
-// final error: then nothing of it can still be created, and the class's
-// allowedTopologies, which an admin may have corrected, count again. A pin
+// final error, or in RESOURCE_EXHAUSTED under a pin it wrote itself and
+// whose every attempt it saw answered (settle): then nothing of it exists
+// or can still be created, and the class's allowedTopologies, which an
+// admin may have corrected, count again. A pin
 // is written only when it changes, with a patch guarded by the
 // resourceVersion just read, so that a pin written in between (a
 // conflict, which the caller retries) is read again, never overwritten.
@@ -55,7 +57,10 @@ func (s *Snapshotter) pinnedRequirement(ctx context.Context, content *unstructur
 		return nil, "", err
 	}
 	_, err = s.client.Resource(snapshotapi.VolumeSnapshotContents).Patch(ctx, content.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
-	if err != nil && !apierrors.IsConflict(err) {
+	switch {
+	case err == nil:
+		s.finals.wrote(content.GetName(), value)
+	case !apierrors.IsConflict(err):
 		err = fmt.Errorf("pinning the requirement in annotation %s: %w", snapshotapi.PinAnnotation, err)
 	}
 	return req, value, err
@@ -78,16 +83,20 @@ func isFinal(err error) bool {
 	return true
 }
 
-// finals remembers, per content, the pin whose last CreateSnapshot ended
-// in a final error. It lives in memory on purpose: removing or rewriting
-// the pin on the API after every final error would be a change upstream's
-// content informer passes on (its filter ignores only the sidecar's own
-// annotations), requeueing the content at once, so a content failing for
-// good would loop without backoff. After a restart the pin is simply used
-// once more, its final error recorded again.
+// finals remembers, per content, what this process knows of the
+// attempts under its pin. It lives in memory on purpose: removing or
+// rewriting the pin on the API after every final error would be a change
+// upstream's content informer passes on (its filter ignores only the
+// sidecar's own annotations), requeueing the content at once, so a
+// content failing for good would loop without backoff. After a restart
+// the pin is simply used once more, its final error recorded again.
 type finals struct {
-	mu    sync.Mutex
-	value map[string]string // content name → pin value
+	mu sync.Mutex
+	// value: the pin whose last CreateSnapshot ended in a final error.
+	value map[string]string
+	// sawAll: the pin this process wrote and whose every attempt it saw
+	// answered, none with an unknown outcome (a timeout, UNAVAILABLE ...).
+	sawAll map[string]string
 }
 
 func (f *finals) record(content, pin string) {
@@ -106,8 +115,35 @@ func (f *finals) ended(content, pin string) bool {
 	return ok && v == pin
 }
 
-func (f *finals) forget(content string) {
+// wrote notes a pin this process has just written, before any attempt
+// under it.
+func (f *finals) wrote(content, pin string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sawAll == nil {
+		f.sawAll = map[string]string{}
+	}
+	f.sawAll[content] = pin
+}
+
+// certain says whether this process wrote pin and saw every attempt under
+// it answered.
+func (f *finals) certain(content, pin string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.sawAll[content]
+	return ok && v == pin
+}
+
+// unknown notes an attempt whose outcome is not known: a snapshot may
+// exist under the pin from now on, whatever a later attempt answers.
+func (f *finals) unknown(content string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.value, content)
+	delete(f.sawAll, content)
+}
+
+func (f *finals) forget(content string) {
+	f.unknown(content)
 }

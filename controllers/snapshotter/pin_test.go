@@ -35,6 +35,7 @@ func TestPinnedRequirementAcrossAttempts(t *testing.T) {
 		answer   error                   // the driver's
 		wantReq  string                  // requisite sent
 		wantPins int                     // pin patches so far
+		restart  bool                    // a new Snapshotter (process) before the attempt
 	}
 	for _, tc := range []struct {
 		name     string
@@ -45,8 +46,20 @@ func TestPinnedRequirementAcrossAttempts(t *testing.T) {
 			{class: zone("b"), answer: status.Error(codes.DeadlineExceeded, "lost"), wantReq: "r1/a", wantPins: 1},
 			{class: zone("b"), wantReq: "r1/a", wantPins: 1},
 		}},
-		{name: "quota exhausted (not final), class edited: the retry repeats the pin", attempts: []attempt{
+		{name: "quota exhausted under our own pin, class edited: the class counts again", attempts: []attempt{
 			{class: zone("a"), answer: status.Error(codes.ResourceExhausted, "full"), wantReq: "r1/a", wantPins: 1},
+			{class: zone("a"), answer: status.Error(codes.ResourceExhausted, "full"), wantReq: "r1/a", wantPins: 1},
+			{class: zone("b"), wantReq: "r1/b", wantPins: 2},
+		}},
+		{name: "quota exhausted under a pin written before a restart, class edited: the retry repeats the pin", attempts: []attempt{
+			{class: zone("a"), answer: status.Error(codes.ResourceExhausted, "full"), wantReq: "r1/a", wantPins: 1},
+			{class: zone("a"), answer: status.Error(codes.ResourceExhausted, "full"), wantReq: "r1/a", wantPins: 1, restart: true},
+			{class: zone("b"), wantReq: "r1/a", wantPins: 1},
+		}},
+		{name: "timeout, then quota exhausted, class edited: the retry repeats the pin", attempts: []attempt{
+			{class: zone("a"), answer: status.Error(codes.DeadlineExceeded, "lost"), wantReq: "r1/a", wantPins: 1},
+			{class: zone("a"), answer: status.Error(codes.ResourceExhausted, "full"), wantReq: "r1/a", wantPins: 1},
+			{class: zone("b"), answer: status.Error(codes.ResourceExhausted, "full"), wantReq: "r1/a", wantPins: 1},
 			{class: zone("b"), wantReq: "r1/a", wantPins: 1},
 		}},
 		{name: "misspelt zone (final): unchanged class, pin kept; corrected class, pinned anew", attempts: []attempt{
@@ -60,8 +73,12 @@ func TestPinnedRequirementAcrossAttempts(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 			fake := &fakeCSI{accessibility: true, topology: []*csi.Topology{segment(regionKey, "r1", zoneKey, "a")}}
 			client := dynamicClient(contentObj("content", nil), classObj(nil))
-			s := NewSnapshotter(SnapshotterOptions{Conn: serveCSI(t, fake, fake), DriverName: testDriver, Client: client, Accessibility: true})
+			conn := serveCSI(t, fake, fake)
+			s := NewSnapshotter(SnapshotterOptions{Conn: conn, DriverName: testDriver, Client: client, Accessibility: true})
 			for i, a := range tc.attempts {
+				if a.restart {
+					s = NewSnapshotter(SnapshotterOptions{Conn: conn, DriverName: testDriver, Client: client, Accessibility: true})
+				}
 				setClass(t, client, a.class)
 				fake.answer(a.answer)
 				_, _, _, _, _, err := s.CreateSnapshot(context.Background(), snapName, "vol-1", createParams(nil), nil)

@@ -121,13 +121,25 @@ func (s *Snapshotter) CreateSnapshot(ctx context.Context, name, volumeHandle str
 }
 
 // settle records how the attempt with target's pin ended: a final error
-// lets the next attempt build its requirement afresh (pin.go).
+// lets the next attempt build its requirement afresh (pin.go), and so
+// does RESOURCE_EXHAUSTED when this process wrote the pin and saw every
+// attempt under it answered. The driver then says that no snapshot of
+// this name exists (one usable from the requirement would be OK, another
+// ALREADY_EXISTS: spec.md CreateSnapshot), and no earlier attempt of
+// unknown outcome can still make one; without that an admin could not
+// send a snapshot waiting for quota, or refused as RESOURCE_EXHAUSTED for
+// a misspelt zone by a driver that reads the spec that way, elsewhere by
+// correcting the class. Upstream still retries it with backoff, as it
+// does every RESOURCE_EXHAUSTED.
 func (s *Snapshotter) settle(target *createTarget, err error) {
-	if err != nil && isFinal(err) {
+	switch {
+	case err == nil:
+		s.finals.forget(target.content)
+	case isFinal(err), status.Code(err) == codes.ResourceExhausted && s.finals.certain(target.content, target.pin):
 		s.finals.record(target.content, target.pin)
-		return
+	default:
+		s.finals.unknown(target.content)
 	}
-	s.finals.forget(target.content)
 }
 
 // refused tells the user, on the VolumeSnapshot they look at, that the
