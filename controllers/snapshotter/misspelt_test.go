@@ -19,8 +19,8 @@ import (
 // misspeltZone makes the driver answer a requisite naming zone-x, which
 // it does not have, the way zonepath answers a requisite in which no
 // segment names one of its zones: INVALID_ARGUMENT naming the segment
-// (CSI spec, CreateSnapshot errors: the CO "MUST NOT retry" a malformed
-// request "without fixing" it). A rule stands in for the driver's own
+// (spec.md General Error Table, "Invalid or unsupported field in the
+// request": "Caller MUST fix the field before retrying"). A rule stands in for the driver's own
 // check so this test holds the controller side alone.
 const misspeltZone = `
 rules:
