@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/kubernetes/test/e2e/framework"
 	e2eskipper "k8s.io/kubernetes/test/e2e/framework/skipper"
@@ -267,6 +269,56 @@ func (e *env) expectNotReady(ctx context.Context, snapshot string) {
 	gomega.Expect(ready).To(gomega.BeFalseBecause("VolumeSnapshot %s is ready although its segment has no room", snapshot))
 }
 
+// noSuchPlace is the value scenario 18 puts where a zone's name belongs.
+const noSuchPlace = "zonepath-e2e-no-such-zone"
+
+// misspelt is seg with every value but its region's replaced by
+// noSuchPlace: a zone name with a typo, in a region that exists.
+func misspelt(seg driverext.Segment, regionKey string) driverext.Segment {
+	out := driverext.Segment{}
+	for k, v := range seg {
+		if k != regionKey {
+			v = noSuchPlace
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// waitWarningNaming waits for a Warning event on any of objects (a
+// namespaced VolumeSnapshot or a cluster-scoped content, whose events go
+// to a namespace of the recorder's choosing) whose message contains text.
+func (e *env) waitWarningNaming(ctx context.Context, text string, objects ...string) v1.Event {
+	var found v1.Event
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		var seen []string
+		for _, o := range objects {
+			events, err := e.f.ClientSet.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + o})
+			if err != nil {
+				return err
+			}
+			for _, ev := range events.Items {
+				if ev.Type == v1.EventTypeWarning && strings.Contains(ev.Message, text) {
+					found = ev
+					return nil
+				}
+				seen = append(seen, ev.InvolvedObject.Kind+" "+ev.Reason+": "+ev.Message)
+			}
+		}
+		return fmt.Errorf("no Warning naming %q on %q; events: %q", text, objects, seen)
+	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+	return found
+}
+
+// setAllowedTopologies replaces a VolumeSnapshotClass's allowedTopologies,
+// as an admin correcting it would.
+func (e *env) setAllowedTopologies(ctx context.Context, class string, ts []v1.TopologySelectorTerm) {
+	patch, err := json.Marshal(map[string]any{"allowedTopologies": toUnstructured(ts)})
+	framework.ExpectNoError(err)
+	_, err = e.f.DynamicClient.Resource(volumeSnapshotClasses).Patch(ctx, class, types.MergePatchType, patch, metav1.PatchOptions{})
+	framework.ExpectNoError(err, "correcting the allowedTopologies of VolumeSnapshotClass %s", class)
+}
+
 func defineLifecycle(e *env) {
 	label := ginkgo.Label(labelSnapshotTopology)
 
@@ -359,5 +411,57 @@ func defineLifecycle(e *env) {
 		if msg, _ := snapshotError(content); strings.Contains(msg, "ResourceExhausted") {
 			framework.Failf("VolumeSnapshotContent %s is ready but still reports %q", content.GetName(), msg)
 		}
+	})
+	ginkgo.It("scenario 18: a VolumeSnapshotClass.allowedTopologies naming a zone the driver does not have: a Warning naming it, never ready, and the VolumeSnapshot can be deleted, leaving nothing", label, func(ctx context.Context) {
+		e.needSnapshotTopology()
+		seg := e.ext.Segments[0]
+		e.pvc(ctx, "s18-source", e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(seg)), nil)
+		e.waitBound(ctx, "s18-source")
+		class := e.snapshotClass(ctx, nil, terms(misspelt(seg, e.ext.RegionKey)))
+		names := []string{"s18-misspelt"}
+		ginkgo.DeferCleanup(e.deleteSnapshotsAndWait, &names)
+		e.createSnapshot(ctx, "s18-misspelt", "s18-source", class)
+
+		content := e.waitSnapshotReadyOrFailed(ctx, "s18-misspelt")
+		msg, _ := snapshotError(content)
+		if msg == "" {
+			framework.Failf("VolumeSnapshotContent %s is ready, though its class allows only %s, which names no zone of the driver", content.GetName(), misspelt(seg, e.ext.RegionKey))
+		}
+		ev := e.waitWarningNaming(ctx, noSuchPlace, "s18-misspelt", content.GetName())
+		framework.Logf("Warning on %s %s: %s: %s", ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, ev.Message)
+		e.expectNotReady(ctx, "s18-misspelt")
+		if strings.Contains(msg, "ResourceExhausted") {
+			// CSI leaves the reading open (zonepath-sanity accepts both):
+			// RESOURCE_EXHAUSTED is retried and holds the deletion, so the
+			// admin corrects the class and the retry must use it.
+			framework.Logf("the driver answered RESOURCE_EXHAUSTED (retried, not final): %s; correcting the class", msg)
+			e.setAllowedTopologies(ctx, class, terms(seg))
+			e.waitSnapshotReady(ctx, "s18-misspelt", e.timeout())
+		} else {
+			framework.Logf("the driver's answer is final: %s", msg)
+			gomega.Eventually(ctx, func(ctx context.Context) error {
+				c, err := e.f.DynamicClient.Resource(volumeSnapshotContents).Get(ctx, content.GetName(), metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if _, ok := c.GetAnnotations()[beingCreated]; ok {
+					return fmt.Errorf("VolumeSnapshotContent %s keeps %s after the final error %q, so its VolumeSnapshot cannot be deleted", c.GetName(), beingCreated, msg)
+				}
+				return nil
+			}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+		}
+		// Deleted as the user would, within the usual timeout: the content
+		// and the driver's snapshot, if one was cut, go with it.
+		e.deleteSnapshotsAndWait(ctx, &names)
+		gomega.Eventually(ctx, func(ctx context.Context) error {
+			vs, err := e.f.DynamicClient.Resource(volumeSnapshots).Namespace(e.ns()).Get(ctx, "s18-misspelt", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("VolumeSnapshot s18-misspelt is still there after its deletion: finalizers %v", vs.GetFinalizers())
+		}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
 	})
 }
