@@ -16,24 +16,6 @@ import (
 	"github.com/zonepath/zonepath/driver/plugin"
 )
 
-// misspeltZone makes the driver answer a requisite naming zone-x, which
-// it does not have, the way zonepath answers a requisite in which no
-// segment names one of its zones: INVALID_ARGUMENT naming the segment
-// (spec.md General Error Table, "Invalid or unsupported field in the
-// request": "Caller MUST fix the field before retrying"). A rule stands in for the driver's own
-// check so this test holds the controller side alone.
-const misspeltZone = `
-rules:
-- name: misspelt-zone
-  match:
-    rpc: CreateSnapshot
-    segment:
-      topology.kubernetes.io/zone: zone-x
-  action:
-    code: InvalidArgument
-    message: "accessibility_requirements: segment {topology.kubernetes.io/region=region-1,topology.kubernetes.io/zone=zone-x} names no zone of this driver"
-`
-
 // TestMisspeltZone (issue 25 item 4): a class whose allowedTopologies
 // name a zone the driver does not have. The user sees a Warning naming
 // the zone on the VolumeSnapshot (ours) and on its content (upstream's);
@@ -48,7 +30,7 @@ func TestMisspeltZone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 			var dyn *dynamicfake.FakeDynamicClient
-			conn, volID := startZonepath(t, zonepathConfig{faults: misspeltZone})
+			conn, volID := startZonepath(t, zonepathConfig{})
 			h := startHarnessOn(t, csiTarget{conn: conn, driver: plugin.DefaultName, volume: volID, accessibility: true}, func(d *dynamicfake.FakeDynamicClient) {
 				dyn = d
 				setClassTopology(t, context.Background(), d, term(regionKey, "region-1", zoneKey, "zone-x"))
