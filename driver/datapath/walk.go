@@ -25,6 +25,11 @@ type walker struct {
 // before its entries are looked at: the window a tenant's change falls in.
 var afterList func(dir string)
 
+// afterStat, when a test sets it, runs between looking at an entry and
+// opening it: the narrower window that O_NOFOLLOW and the inode check
+// close.
+var afterStat func(name string)
+
 // attempts bounds how often an entry replaced between two system calls is
 // looked at again before it is skipped as ErrUnstable.
 const attempts = 3
@@ -107,6 +112,9 @@ func (w *walker) open(fd int, name, base string) (*Entry, *os.File, error) {
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return nil, nil, changed(err)
+		}
+		if afterStat != nil {
+			afterStat(name)
 		}
 		e, f, err := w.openAs(fd, name, base, &st)
 		if !errors.Is(err, errChanged) {
