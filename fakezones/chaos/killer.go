@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -90,10 +91,21 @@ func (k *killer) idle(ctx context.Context, next time.Time) error {
 	}
 }
 
-// kill kills name and brings it back.
+// kill kills name and brings it back. A victim that ended on its own
+// since the last look (a sidecar exits a moment after the controller it
+// talks to was killed) is counted as the exit it is, started again, and
+// then killed as scheduled.
 func (k *killer) kill(ctx context.Context, name string) (Kill, error) {
 	at := time.Now()
-	if err := k.state.Kill(ctx, name); err != nil {
+	err := k.state.Kill(ctx, name)
+	if errors.Is(err, proc.ErrNotRunning) {
+		if err := k.reviveAll(ctx); err != nil {
+			return Kill{}, err
+		}
+		at = time.Now()
+		err = k.state.Kill(ctx, name)
+	}
+	if err != nil {
 		return Kill{}, fmt.Errorf("killing %s: %w", name, err)
 	}
 	if err := k.respawn(ctx, name); err != nil {
@@ -166,6 +178,11 @@ func (k *killer) respawn(ctx context.Context, name string) error {
 		k.started[name] = time.Now()
 		k.mu.Unlock()
 		if last = k.back(ctx, p); last == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			// Stopped (supervise's stop) while it was starting: leave it
+			// to start rather than kill what it was asked to bring back.
 			return nil
 		}
 		_ = p.Kill(ctx, 5*time.Second)

@@ -127,3 +127,33 @@ func TestSuperviseRevivesAfterTheKills(t *testing.T) {
 		t.Errorf("exits = %d, want the one before stop", n)
 	}
 }
+
+// A victim that ended on its own just before its turn (CI saw the
+// provisioner exit after the controller it talks to was killed) is an
+// exit, restarted, and then killed as scheduled: not the end of the run.
+func TestKillerKillsAVictimThatJustExited(t *testing.T) {
+	dir := t.TempDir()
+	p, err := proc.Start(proc.Spec{Name: "provisioner", Path: "/bin/sh", Args: []string{"-c", "sleep 60"}, Log: filepath.Join(dir, "provisioner.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &cluster.State{WorkDir: dir, Processes: []*proc.Process{p}}
+	t.Cleanup(func() { _ = cluster.Down(context.Background(), dir, io.Discard) })
+	if err := p.Kill(context.Background(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ledger := NewLedger()
+	k := &killer{state: s, schedule: NewSchedule([]string{"provisioner"}, 1), every: time.Hour, ledger: ledger,
+		log: io.Discard, started: map[string]time.Time{}}
+	kill, err := k.kill(context.Background(), "provisioner")
+	if err != nil {
+		t.Fatalf("a victim that had exited ended the run: %v", err)
+	}
+	if snap := ledger.Snapshot(); len(snap.Exits) != 1 || snap.Exits[0].Component != "provisioner" {
+		t.Errorf("exits = %+v, want the provisioner's own exit", snap.Exits)
+	}
+	q, _ := s.Process("provisioner")
+	if kill.Component != "provisioner" || q.PID == p.PID || !q.Alive() {
+		t.Errorf("kill = %+v; provisioner pid %d (first %d), alive %v", kill, q.PID, p.PID, q.Alive())
+	}
+}

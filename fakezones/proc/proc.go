@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -108,12 +109,16 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
 	return nil
 }
 
+// ErrNotRunning is Kill's answer for a process that had already ended:
+// nothing was killed, and a caller counting kills must not count it.
+var ErrNotRunning = errors.New("is not running")
+
 // Kill sends SIGKILL to the process group at once, as a crash or an OOM
 // kill would end it, and waits up to timeout until the process is gone.
 // An error means it still runs: a kill is only a kill once it is dead.
 func (p *Process) Kill(ctx context.Context, timeout time.Duration) error {
 	if !p.Alive() {
-		return fmt.Errorf("%s (pid %d) is not running", p.Name, p.PID)
+		return fmt.Errorf("%s (pid %d): %w", p.Name, p.PID, ErrNotRunning)
 	}
 	killGroup(p.PID)
 	if !p.wait(ctx, timeout) {
