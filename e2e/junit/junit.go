@@ -71,6 +71,15 @@ func SkipReason(tc reporters.JUnitTestCase) string {
 	return ""
 }
 
+// Selected tells a spec the run chose to run from one it did not: a
+// pending spec, or one Ginkgo skipped without a reason, which is how it
+// writes a spec left out by --ginkgo.skip, --ginkgo.focus or
+// --ginkgo.label-filter. A spec that called Skip(reason) was selected:
+// its skip is the driver's or the set-up's, and counts.
+func Selected(tc reporters.JUnitTestCase) bool {
+	return tc.Status != "pending" && !(tc.Status == "skipped" && SkipMessage(tc) == "skipped")
+}
+
 // ForEachTestCase calls f for every test case of a report, suite nodes
 // included.
 func ForEachTestCase(r reporters.JUnitTestSuites, f func(reporters.JUnitTestCase)) {

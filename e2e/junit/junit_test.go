@@ -44,16 +44,19 @@ func TestIsSpec(t *testing.T) {
 	}
 }
 
-func TestSkipReason(t *testing.T) {
+func TestSkipReasonAndSelected(t *testing.T) {
 	tests := []struct {
 		name        string
 		tc          reporters.JUnitTestCase
 		msg, reason string
+		selected    bool
 	}{
 		{"Skip at run time", reporters.JUnitTestCase{Status: "skipped", Skipped: &reporters.JUnitSkipped{Message: "skipped - ControllerModifyVolume not supported"}},
-			"skipped - ControllerModifyVolume not supported", "ControllerModifyVolume not supported"},
-		{"skipped by --ginkgo.skip", reporters.JUnitTestCase{Status: "skipped", Skipped: &reporters.JUnitSkipped{Message: "skipped"}}, "skipped", ""},
-		{"pending", reporters.JUnitTestCase{Status: "pending"}, "pending", ""},
+			"skipped - ControllerModifyVolume not supported", "ControllerModifyVolume not supported", true},
+		{"skipped by --ginkgo.skip", reporters.JUnitTestCase{Status: "skipped", Skipped: &reporters.JUnitSkipped{Message: "skipped"}}, "skipped", "", false},
+		{"pending", reporters.JUnitTestCase{Status: "pending", Skipped: &reporters.JUnitSkipped{Message: "pending"}}, "pending", "", false},
+		{"passed", reporters.JUnitTestCase{Status: "passed"}, "passed", "", true},
+		{"failed", reporters.JUnitTestCase{Status: "failed"}, "failed", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +65,9 @@ func TestSkipReason(t *testing.T) {
 			}
 			if got := SkipReason(tt.tc); got != tt.reason {
 				t.Errorf("SkipReason = %q, want %q", got, tt.reason)
+			}
+			if got := Selected(tt.tc); got != tt.selected {
+				t.Errorf("Selected = %v, want %v", got, tt.selected)
 			}
 		})
 	}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var o options
+	flag.StringVar(&o.bin, "bin-dir", "bin", "directory of the built binaries and components (make build components)")
+	flag.StringVar(&o.out, "output-dir", "_output/conformance-matrix", "directory for each personality's output (<name>/) and the clusters (c<N>/)")
+	flag.StringVar(&o.root, "personalities", "e2e/testdata/personalities", "directory of the personality folders")
+	flag.StringVar(&o.only, "only", "", "comma-separated personalities to run (default: all)")
+	flag.StringVar(&o.rbac, "rbac", "deploy/rbac", "kustomization whose ServiceAccounts the clusters' components run as (zonepath-cluster up --rbac); empty: all admin")
+	flag.Parse()
+	if err := o.absolute(); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance-matrix:", err)
+		os.Exit(2)
+	}
+	ps, err := loadPersonalities(o.root, splitList(o.only))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance-matrix:", err)
+		os.Exit(2)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	start := time.Now()
+	rows := o.run(ctx, groupByCluster(o.root, ps), len(ps))
+	printTable(os.Stdout, rows)
+	printSkips(os.Stdout, rows)
+	fmt.Printf("conformance-matrix: %d personalities in %s; output under %s\n", len(rows), time.Since(start).Round(time.Second), o.out)
+	if !verdict(os.Stdout, rows, len(ps)) || ctx.Err() != nil {
+		os.Exit(1)
+	}
+}
+
+// run runs the groups one after the other: two clusters at once would
+// share two cores.
+func (o *options) run(ctx context.Context, groups []group, total int) []row {
+	var rows []row
+	n := 0
+	announce := func(p personality) {
+		n++
+		fmt.Printf("matrix: [%d/%d] %s (cluster %s, driver %s): %s\n", n, total, p.Name, p.Cluster, p.DriverName, p.Description)
+	}
+	for i, g := range groups {
+		if ctx.Err() != nil {
+			break
+		}
+		// Short: a unix socket path has 107 bytes, and the cluster's are
+		// <dir>/csi/extraN/nodes/<node>.sock.
+		rows = append(rows, o.runGroup(ctx, g, filepath.Join(o.out, fmt.Sprintf("c%d", i+1)), announce)...)
+	}
+	return rows
+}
+
+func (o *options) absolute() error {
+	for _, p := range []*string{&o.bin, &o.out, &o.root, &o.rbac} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		out = append(out, f)
+	}
+	return out
+}
