@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/zonepath/zonepath/e2e/driverext"
@@ -137,6 +139,20 @@ func TestVocabulary(t *testing.T) {
 	for c := range capabilities {
 		if !used[c] {
 			t.Errorf("capability %q: no skip rule gives it", c)
+		}
+	}
+}
+
+// e2e/README.md's table lists every capability, so that a vendor can
+// write lacks: from it.
+func TestVocabularyDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range capabilities {
+		if !strings.Contains(string(readme), "| `"+c+"` |") {
+			t.Errorf("e2e/README.md's conformance matrix table has no row for %q", c)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -33,10 +34,18 @@ func main() {
 	defer cancel()
 	start := time.Now()
 	rows := o.run(ctx, groupByCluster(o.root, ps), len(ps))
-	printTable(os.Stdout, rows)
-	printSkips(os.Stdout, rows)
-	fmt.Printf("conformance-matrix: %d personalities in %s; output under %s\n", len(rows), time.Since(start).Round(time.Second), o.out)
-	if !verdict(os.Stdout, rows, len(ps)) || ctx.Err() != nil {
+	// The table also in <out>/matrix.txt, for CI's artifacts.
+	w := io.Writer(os.Stdout)
+	if f, err := os.Create(filepath.Join(o.out, "matrix.txt")); err == nil {
+		defer f.Close()
+		w = io.MultiWriter(os.Stdout, f)
+	}
+	fmt.Fprintln(w)
+	printTable(w, rows)
+	fmt.Fprintln(w)
+	printSkips(w, rows)
+	fmt.Fprintf(w, "\nconformance-matrix: %d personalities in %s; output under %s\n", len(rows), time.Since(start).Round(time.Second), o.out)
+	if !verdict(w, rows, len(ps)) || ctx.Err() != nil {
 		os.Exit(1)
 	}
 }

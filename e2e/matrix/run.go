@@ -92,6 +92,9 @@ func (o *options) runPersonality(ctx context.Context, p personality, cluster str
 		r.E2E.Err = ctx.Err()
 	}
 	r.Took = time.Since(start)
+	if err := writeSkips(filepath.Join(dir, "skips.txt"), r); err != nil {
+		fmt.Fprintf(os.Stderr, "matrix: %s: %v\n", p.Name, err)
+	}
 	return r
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,10 +31,7 @@ func printSkips(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PERSONALITY\tSUITE\tSKIPS\tCAPABILITY\tREASON (first spec)")
 	for _, r := range rows {
-		for _, s := range []struct {
-			name string
-			res  suiteResult
-		}{{sanitySuite, r.Sanity}, {e2eSuite, r.E2E}} {
+		for _, s := range r.suites() {
 			for _, g := range groupSkips(s.res.Skips) {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s (%s)\n", r.Personality.Name, s.name, g.count, g.label(), orNone(g.Reason), shortSpec(g.Spec))
 			}
@@ -111,4 +109,16 @@ func shortSpec(s string) string {
 		return s
 	}
 	return s[:67] + "..."
+}
+
+// writeSkips writes every skip of a row, one a line: suite, capability
+// (or UNEXPLAINED), spec, reason.
+func writeSkips(path string, r row) error {
+	var b strings.Builder
+	for _, s := range r.suites() {
+		for _, k := range s.res.Skips {
+			fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", s.name, skipGroup{skip: k}.label(), k.Spec, orNone(k.Reason))
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -108,8 +108,23 @@ type row struct {
 	Took        time.Duration
 }
 
+// namedResult is a suite's result and the suite's name.
+type namedResult struct {
+	name string
+	res  suiteResult
+}
+
+// suites are the row's two runs, in the order they ran.
+func (r row) suites() []namedResult {
+	return []namedResult{{sanitySuite, r.Sanity}, {e2eSuite, r.E2E}}
+}
+
 func (r row) problems() []string {
-	return append(r.Sanity.problems(sanitySuite), r.E2E.problems(e2eSuite)...)
+	var out []string
+	for _, s := range r.suites() {
+		out = append(out, s.res.problems(s.name)...)
+	}
+	return out
 }
 
 func (r row) passed() bool { return len(r.problems()) == 0 }
@@ -120,7 +135,9 @@ func (r row) passed() bool { return len(r.problems()) == 0 }
 func (r row) unusedLacks() []string {
 	var out []string
 	for _, c := range r.Personality.Lacks {
-		used := slices.ContainsFunc(append(slices.Clone(r.Sanity.Skips), r.E2E.Skips...), func(s skip) bool { return s.Capability == c })
+		used := slices.ContainsFunc(r.suites(), func(s namedResult) bool {
+			return slices.ContainsFunc(s.res.Skips, func(k skip) bool { return k.Capability == c })
+		})
 		if !used {
 			out = append(out, c)
 		}
