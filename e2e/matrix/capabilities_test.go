@@ -37,7 +37,7 @@ func TestClassifyDriverextReasons(t *testing.T) {
 		{"gate off", gateOff.SnapshotTopologyMissing(), "gate-on"},
 		{"gate-off spec, gate on", full().GateOffMissing(), "gate-off"},
 		{"gate-off spec, no capability", gateOffNoCap.GateOffMissing(), "snapshot-topology"},
-		{"no region-wide parameters", full().RegionWideMissing(), "region-snapshots"},
+		{"no region-wide parameters", full().RegionWideMissing(), "region-wide-snapshots"},
 		{"no unrestricted parameters", full().UnrestrictedMissing(), "global-snapshots"},
 		{"no exhaustion", full().ExhaustionMissing(), "exhaustion"},
 		{"no attachLimits", full().AttachLimitsMissing(), "attach-limit"},
