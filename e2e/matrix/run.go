@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
 	"github.com/zonepath/zonepath/e2e/junit"
+	"github.com/zonepath/zonepath/e2e/logrun"
 )
 
 // options are the command's flags, paths made absolute.
@@ -161,21 +160,5 @@ func (o *options) e2eArgs(p personality, cluster, dir, junitFile string) []strin
 
 // command runs one of the built binaries with its output in log.
 func (o *options) command(ctx context.Context, log, name string, args ...string) error {
-	f, err := os.Create(log)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, name), args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	// SIGINT, not SIGKILL: zonepath-cluster up stops what it started,
-	// and the suites write their JUnit files.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = time.Minute
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return fmt.Errorf("%s exited %d", name, exit.ExitCode())
-	}
-	return err
+	return logrun.Run(ctx, log, filepath.Join(o.bin, name), args...)
 }
