@@ -45,7 +45,11 @@ func main() {
 	fmt.Fprintln(w)
 	printSkips(w, rows)
 	fmt.Fprintf(w, "\nconformance-matrix: %d personalities in %s; output under %s\n", len(rows), time.Since(start).Round(time.Second), o.out)
-	if !verdict(w, rows, len(ps)) || ctx.Err() != nil {
+	passed := verdict(w, rows, len(ps))
+	if ctx.Err() != nil {
+		fmt.Fprintln(w, "conformance-matrix: interrupted: the table shows what ran before; every cluster is down")
+	}
+	if !passed || ctx.Err() != nil {
 		os.Exit(1)
 	}
 }
