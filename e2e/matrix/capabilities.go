@@ -22,7 +22,7 @@ var capabilities = map[string]string{
 	"gate-off":              "the cluster's components run with VolumeSnapshotTopology on, so the gate-off specs have nothing to test",
 	"region-wide-snapshots": "no VolumeSnapshotClass parameters make a snapshot usable from its whole region (regionWideSnapshotClassParameters)",
 	"global-snapshots":      "no VolumeSnapshotClass parameters make a snapshot without accessible_topology (unrestrictedSnapshotClassParameters)",
-	"zonal-snapshots":       "the driver's snapshots are usable beyond their source's zone, so no restore can be refused for being outside one",
+	"restore-outside":       "no configured segment lies outside a snapshot's accessible_topology (global snapshots, or regional ones with every segment in one region), so no restore can be refused for being outside it",
 	"exhaustion":            "no segment can be made to run out of room for snapshots (RESOURCE_EXHAUSTED)",
 	"region-key":            "the driver reports no region key",
 	"multi-region":          "every segment is in one region",
@@ -38,7 +38,8 @@ var capabilities = map[string]string{
 	"controller-publish": "the controller does not publish (no PUBLISH_UNPUBLISH_VOLUME)",
 	"publish-readonly":   "ControllerPublishVolume's readonly field is not supported",
 	// Upstream csi-sanity's optional CSI capabilities.
-	"snapshots":       "the driver cuts no snapshots (no CREATE_DELETE_SNAPSHOT, LIST_SNAPSHOTS or GET_SNAPSHOT)",
+	"snapshots":       "the driver cuts no snapshots (no CREATE_DELETE_SNAPSHOT)",
+	"list-snapshots":  "no LIST_SNAPSHOTS or GET_SNAPSHOT: a snapshot cannot be read back",
 	"modify-volume":   "no MODIFY_VOLUME (ControllerModifyVolume, VolumeAttributesClass)",
 	"volume-health":   "no GET_VOLUME, LIST_VOLUMES_PUBLISHED_NODES, VOLUME_CONDITION or NodeGetVolumeHealth",
 	"storage-health":  "no NodeGetStorageHealth",
@@ -91,19 +92,25 @@ var skipRules = []skipRule{
 	rule(e2eSuite, "hostname-label", `node \S+ has no kubernetes\.io/hostname label to pin a pod to it`),
 	rule(e2eSuite, "topology-labels", `node \S+ has no label \S+ \(one of DriverInfo\.TopologyKeys\).*`),
 	rule(e2eSuite, "nodes-elsewhere", `every schedulable node is inside .*: where a pod lands proves nothing`),
+	rule(e2eSuite, "restore-outside", `every segment of the extension file has a node in snapshot \S+'s nodeAffinity .*: list a segment outside it.*`),
 	// sanity: zonepath's extensions.
 	rule(sanitySuite, "snapshot-topology", `SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not advertised.*`),
 	rule(sanitySuite, "snapshots", `CREATE_DELETE_SNAPSHOT not supported.*`),
 	rule(sanitySuite, "volume-topology", `VOLUME_ACCESSIBILITY_CONSTRAINTS not advertised.*|the node reports no accessible_topology`),
 	rule(sanitySuite, "two-segments", `needs \d+ segments the driver can satisfy, \d+ known.*`),
 	rule(sanitySuite, "exhaustion", `no exhausted segment configured.*`),
-	rule(sanitySuite, "zonal-snapshots", `the snapshot is usable from .* too; configure disjoint segments`),
+	rule(sanitySuite, "restore-outside", `the snapshot is usable from .* too; configure disjoint segments|`+
+		`the snapshot has no accessible_topology, so it is usable from everywhere \(a global snapshot\): no restore lies outside it|`+
+		`the snapshot is usable from .*, which covers every configured segment: configure one outside it.*`),
+	rule(sanitySuite, "list-snapshots", `the driver advertises neither LIST_SNAPSHOTS nor GET_SNAPSHOT.*`),
 	rule(sanitySuite, "controller-publish", `PUBLISH_UNPUBLISH_VOLUME not supported.*`),
-	rule(sanitySuite, "attach-limit", `the node reports no max_volumes_per_node|max_volumes_per_node \d+ is too large to fill in a test`),
+	rule(sanitySuite, "attach-limit", `the node reports no max_volumes_per_node|max_volumes_per_node \d+ is too large to fill in a test|`+
+		`the node took no publish \(.*\): all of max_volumes_per_node \d+ is taken before the test, .*`),
 	// sanity: upstream csi-sanity's.
 	rule(sanitySuite, "snapshot-topology", `SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not supported`),
 	rule(sanitySuite, "volume-topology", `node does not report accessible topology`),
-	rule(sanitySuite, "snapshots", `(Snapshot|ListSnapshots|GetSnapshot|DeleteSnapshot|CreateSnapshot) not supported`),
+	rule(sanitySuite, "snapshots", `(Snapshot|DeleteSnapshot|CreateSnapshot) not supported`),
+	rule(sanitySuite, "list-snapshots", `(ListSnapshots|GetSnapshot) not supported`),
 	rule(sanitySuite, "attach-limit", `No MaxVolumesPerNode`),
 	rule(sanitySuite, "controller-publish", `ControllerPublishVolume not supported|Controller Publish, UnpublishVolume not supported|ControllerUnpublishVolume not supported`),
 	rule(sanitySuite, "publish-readonly", `ControllerPublishVolume\.readonly field not supported`),
