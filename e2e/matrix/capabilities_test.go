@@ -93,6 +93,7 @@ func TestClassifyLiteralReasons(t *testing.T) {
 		{sanitySuite, "ListSnapshots not supported", "list-snapshots"},
 		{sanitySuite, "CreateSnapshot not supported", "snapshots"},
 		{sanitySuite, "No MaxVolumesPerNode", "attach-limit"},
+		{sanitySuite, "testnodevolumeattachlimit not enabled", "empty-nodes"},
 		{sanitySuite, "Controller Publish, UnpublishVolume not supported", "controller-publish"},
 		{sanitySuite, "ControllerModifyVolume not supported", "modify-volume"},
 		{sanitySuite, "Modify volume not supported", "modify-volume"},
@@ -108,7 +109,6 @@ func TestClassifyLiteralReasons(t *testing.T) {
 		// Explained by nothing: a set-up mistake, a reason no rule knows,
 		// one suite's reason in the other, a reason only begun.
 		{e2eSuite, "no -zonepath.driver-ext file: the segments and capabilities the specs need are not declared", ""},
-		{sanitySuite, "testnodevolumeattachlimit not enabled", ""},
 		{sanitySuite, "CreateVolume not supported", ""},
 		{sanitySuite, "", ""},
 		{e2eSuite, "ControllerModifyVolume not supported", ""},
