@@ -133,9 +133,11 @@ conformance: build components
 ## failure and on any skip its personality's lacks: do not explain
 ## (e2e/README.md, "Conformance matrix"). Output under _output/conformance-matrix/.
 ## A subset: make conformance-matrix MATRIX=prefixed,zone-only
+## Two clusters at a time: make conformance-matrix MATRIX_FLAGS=--parallel=2
 MATRIX ?=
+MATRIX_FLAGS ?=
 conformance-matrix: build components
-	$(GO) run ./e2e/matrix --bin-dir $(BIN) --output-dir $(OUT)/conformance-matrix --only "$(MATRIX)"
+	$(GO) run ./e2e/matrix --bin-dir $(BIN) --output-dir $(OUT)/conformance-matrix --only "$(MATRIX)" $(MATRIX_FLAGS)
 
 ## e2e-mutants: proves the e2e suite can fail. Runs it against broken
 ## fake-zones set-ups, one at a time (e2e/mutants: a driver fault rule, an

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -19,8 +21,13 @@ func main() {
 	flag.StringVar(&o.out, "output-dir", "_output/conformance-matrix", "directory for each personality's output (<name>/) and the clusters (c<N>/)")
 	flag.StringVar(&o.root, "personalities", "e2e/testdata/personalities", "directory of the personality folders")
 	flag.StringVar(&o.only, "only", "", "comma-separated personalities to run (default: all)")
+	flag.IntVar(&o.parallel, "parallel", 1, "clusters (with their personalities' runs) at a time")
 	flag.StringVar(&o.rbac, "rbac", "deploy/rbac", "kustomization whose ServiceAccounts the clusters' components run as (zonepath-cluster up --rbac); empty: all admin")
 	flag.Parse()
+	if o.parallel < 1 {
+		fmt.Fprintln(os.Stderr, "conformance-matrix: --parallel must be at least 1")
+		os.Exit(2)
+	}
 	if err := o.absolute(); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance-matrix:", err)
 		os.Exit(2)
@@ -54,23 +61,47 @@ func main() {
 	}
 }
 
-// run runs the groups one after the other: two clusters at once would
-// share two cores.
+// run runs the groups, at most o.parallel clusters at a time, and
+// returns their rows in personality order. The suites mostly wait (for
+// the scheduler, for a timeout to prove a pod stays pending), so two
+// clusters share two cores with little loss.
 func (o *options) run(ctx context.Context, groups []group, total int) []row {
-	var rows []row
-	n := 0
+	var (
+		mu   sync.Mutex
+		rows []row
+		n    int
+		wg   sync.WaitGroup
+	)
 	announce := func(p personality) {
+		mu.Lock()
+		defer mu.Unlock()
 		n++
 		fmt.Printf("matrix: [%d/%d] %s (cluster %s, driver %s): %s\n", n, total, p.Name, p.Cluster, p.DriverName, p.Description)
 	}
+	slots := make(chan struct{}, o.parallel)
 	for i, g := range groups {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
 		if ctx.Err() != nil {
 			break
 		}
 		// Short: a unix socket path has 107 bytes, and the cluster's are
 		// <dir>/csi/extraN/nodes/<node>.sock.
-		rows = append(rows, o.runGroup(ctx, g, filepath.Join(o.out, fmt.Sprintf("c%d", i+1)), announce)...)
+		dir := filepath.Join(o.out, fmt.Sprintf("c%d", i+1))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			r := o.runGroup(ctx, g, dir, announce)
+			mu.Lock()
+			rows = append(rows, r...)
+			mu.Unlock()
+		}()
 	}
+	wg.Wait()
+	slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.Personality.Name, b.Personality.Name) })
 	return rows
 }
 

@@ -14,6 +14,7 @@ import (
 // options are the command's flags, paths made absolute.
 type options struct {
 	bin, out, root, rbac, only string
+	parallel                   int
 }
 
 // runGroup brings a group's cluster up in dir, runs each member's suites
