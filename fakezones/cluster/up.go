@@ -345,7 +345,7 @@ func (u *up) startRest(context.Context) error {
 
 // writeConfigs writes the driver's topology file and kwok's stages.
 func (u *up) writeConfigs() error {
-	topo, err := yaml.Marshal(u.o.Cluster.DriverTopology())
+	topo, err := u.o.Cluster.DriverTopologyYAML()
 	if err != nil {
 		return err
 	}
