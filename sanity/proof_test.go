@@ -68,7 +68,7 @@ var proofs = []struct {
 	says      string                               // a line the summary must print: a WARN finding, a CASE verdict
 	// intercept, when set, stands between the suite and the driver: a
 	// driver that answers some calls its own (wrong) way.
-	intercept grpc.UnaryServerInterceptor
+	intercept shape
 }{
 	{name: "correct driver"},
 	{name: "accessible_topology without the capability", fails: testCapability, rules: `
@@ -141,7 +141,7 @@ regions:
 - name: unknown-zone-exhausted
   match: {rpc: CreateSnapshot, name: "zp-snapshot-new-unknown-requisite*"}
   action: {code: ResourceExhausted}`},
-	{name: "unknown requisite ignored: the snapshot placed elsewhere, or the existing one returned", fails: testRequirements, alsoFails: testUnknown, intercept: ignoreUnknownRequisite},
+	{name: "unknown requisite ignored: the snapshot placed elsewhere, or the existing one returned", fails: testRequirements, alsoFails: testUnknown, intercept: fixed(ignoreUnknownRequisite)},
 	{name: "volume accessible beyond the requisite refused", fails: testVolumeReuse, rules: `
 - name: refuse-volume-wider-requisite
   match: {rpc: CreateVolume, name: "zp-volume-wider-requisite*", nth: 2}
@@ -284,9 +284,9 @@ func baseConfig(t *testing.T) zpsanity.Config {
 
 // serveDriver runs the zonepath driver in-process with the given world,
 // fault rules and changes, the way make sanity runs bin/zonepath; with
-// intercept, the suite reaches it through a second server that calls
-// intercept first.
-func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin.Config), intercept grpc.UnaryServerInterceptor) string {
+// a shape whose interceptor is not nil, the suite reaches it through a
+// second server that calls the interceptor first.
+func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin.Config), shape shape) string {
 	t.Helper()
 	if worldYAML == "" {
 		data, err := os.ReadFile("testdata/world.yaml")
@@ -301,6 +301,10 @@ func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin
 			change(c)
 		}
 	}})
+	var intercept grpc.UnaryServerInterceptor
+	if shape != nil {
+		intercept = shape(t, d)
+	}
 	if intercept == nil {
 		return d.Endpoint
 	}

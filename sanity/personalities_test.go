@@ -1,0 +1,209 @@
+package sanity_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/zonepath/zonepath/driver/drivertest"
+	"github.com/zonepath/zonepath/driver/plugin"
+	zpsanity "github.com/zonepath/zonepath/sanity"
+)
+
+// A shape stands between zonepath-sanity and the in-process zonepath
+// driver and makes it behave like another family of drivers: thin
+// interceptors, each compliant with the CSI spec, named after the
+// personality of e2e/testdata/personalities/<name>/ that configures the
+// real driver the same way (issue 21). They exist so that the suite's
+// verdicts on drivers that are not zonepath's default are tested in
+// `go test`, not only in the conformance matrix.
+type shape func(t testing.TB, d *drivertest.Driver) grpc.UnaryServerInterceptor
+
+// fixed is a shape that needs nothing of the running driver.
+func fixed(i grpc.UnaryServerInterceptor) shape {
+	return func(testing.TB, *drivertest.Driver) grpc.UnaryServerInterceptor { return i }
+}
+
+// personalities: compliant drivers of other shapes. Each must pass every
+// extension test, and the summary must say which choice it saw.
+var personalities = []struct {
+	name   string                   // the personality it stands for
+	clause string                   // why the shape is compliant
+	world  string                   // topology file; default testdata/world.yaml
+	config func(c *zpsanity.Config) // changes to testdata/zonepath.yaml
+	shape  shape
+	says   []string // lines the summary must print: the choice seen
+}{
+	{
+		name: "regional-snapshots",
+		clause: "csi.proto Snapshot.accessible_topology: where the snapshot is usable from, any segment of the driver's keys; " +
+			"TopologyRequirement.requisite x > n: the SP MAY choose the remaining topologies",
+		// A segment in another region, outside every regional
+		// snapshot of region-1, as sanity/README.md tells such a vendor.
+		world:  regionsWorld,
+		config: func(c *zpsanity.Config) { c.Segments = append(c.Segments, regionTwo) },
+		shape:  fixed(scopeSnapshots("region")),
+		says:   []string{"WARN [rule:requisite] MAY used: usable beyond requisite", "WARN [rule:preferred] MAY used"},
+	},
+	{
+		name: "source-zone-only",
+		clause: "CreateSnapshot Errors: RESOURCE_EXHAUSTED, \"Not enough resources to create snapshot\"; " +
+			"the requisite is met in the source's zone when it names it (TopologyRequirement.requisite: at least one)",
+		shape: sourceZoneOnly,
+	},
+	{
+		name: "preattached",
+		clause: "ControllerPublishVolume Errors: RESOURCE_EXHAUSTED, \"the maximum supported number of volumes that can be attached " +
+			"to the specified node are already attached\": a volume attached before the test counts",
+		shape: preattached,
+		says:  []string{"WARN [rule:attach-limit]", "1 of max_volumes_per_node 3 taken before the test"},
+	},
+}
+
+// regionsWorld is testdata/world.yaml with a second region.
+const regionsWorld = `
+regions:
+- name: region-1
+  zones: [{name: zone-a}, {name: zone-b}, {name: zone-c, snapshotQuota: 2}]
+- name: region-2
+  zones: [{name: zone-d}]`
+
+var regionTwo = map[string]string{"topology.kubernetes.io/region": "region-2", "topology.kubernetes.io/zone": "zone-d"}
+
+// TestPersonalities runs the extensions against each compliant shape and
+// fails on any failed test or a missing report of the choice seen.
+func TestPersonalities(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs zonepath-sanity once per personality")
+	}
+	bin := buildSanity(t)
+	for _, p := range personalities {
+		t.Run(p.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := baseConfig(t)
+			if p.config != nil {
+				p.config(&cfg)
+			}
+			endpoint := serveDriver(t, dir, p.world, "rules: []", nil, p.shape)
+			res := runSanity(t, bin, endpoint, dir, cfg)
+			t.Logf("%s (%s): failed %q; %d skipped", p.name, p.clause, res.failures, len(res.skipped))
+			if len(res.failures) > 0 || len(res.skipped) > 0 {
+				t.Errorf("a compliant %s driver: failed %q, skipped %q\n%s", p.name, res.failures, res.skipped, res.output)
+			}
+			for _, line := range p.says {
+				if !strings.Contains(res.output, line) {
+					t.Errorf("summary does not report %q:\n%s", line, res.output)
+				}
+			}
+		})
+	}
+}
+
+// scopeSnapshots plays a driver whose snapshots have the given scope
+// unless the request names one (snapshots.defaultScope in the topology
+// file): zonepath's own snapshotScope parameter, so restores and
+// idempotency follow the claim.
+func scopeSnapshots(scope string) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if r, ok := req.(*csi.CreateSnapshotRequest); ok && r.GetParameters()[plugin.ParamSnapshotScope] == "" {
+			r = proto.Clone(r).(*csi.CreateSnapshotRequest)
+			if r.Parameters == nil {
+				r.Parameters = map[string]string{}
+			}
+			r.Parameters[plugin.ParamSnapshotScope] = scope
+			req = r
+		}
+		return handler(ctx, req)
+	}
+}
+
+// sourceZoneOnly plays a driver that cuts a snapshot only in its source
+// volume's zone (snapshots.sourceZoneOnly): a new snapshot whose requisite
+// names no segment of the source's zone is RESOURCE_EXHAUSTED (the
+// resources it would need there are missing), otherwise its first copy
+// goes to the source's zone; a name it already holds is answered by the
+// driver, which looks names up first.
+func sourceZoneOnly(testing.TB, *drivertest.Driver) grpc.UnaryServerInterceptor {
+	var mu sync.Mutex
+	volumes := map[string]*csi.Topology{} // volume ID: its segment
+	names := map[string]bool{}            // snapshot names the driver holds
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		r, ok := req.(*csi.CreateSnapshotRequest)
+		mu.Lock()
+		src, known := volumes[r.GetSourceVolumeId()], names[r.GetName()]
+		mu.Unlock()
+		if ok && !known && r.GetAccessibilityRequirements() != nil && src != nil {
+			if !meetsOne(src, r.GetAccessibilityRequirements().GetRequisite()) {
+				return nil, status.Errorf(codes.ResourceExhausted, "snapshots of volume %s can only be cut in its zone %v", r.GetSourceVolumeId(), src.GetSegments())
+			}
+			r = proto.Clone(r).(*csi.CreateSnapshotRequest)
+			r.AccessibilityRequirements.Preferred = append([]*csi.Topology{src}, r.AccessibilityRequirements.Preferred...)
+			req = r
+		}
+		resp, err := handler(ctx, req)
+		if err != nil {
+			return resp, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch resp := resp.(type) {
+		case *csi.CreateVolumeResponse:
+			if topo := resp.GetVolume().GetAccessibleTopology(); len(topo) == 1 {
+				volumes[resp.GetVolume().GetVolumeId()] = topo[0]
+			}
+		case *csi.CreateSnapshotResponse:
+			names[r.GetName()] = true
+		}
+		return resp, nil
+	}
+}
+
+// meetsOne reports whether seg lies within, or contains, one of segs.
+func meetsOne(seg *csi.Topology, segs []*csi.Topology) bool {
+	for _, s := range segs {
+		if carries(seg, s) || carries(s, seg) {
+			return true
+		}
+	}
+	return false
+}
+
+// carries reports whether a carries every pair of b.
+func carries(a, b *csi.Topology) bool {
+	for k, v := range b.GetSegments() {
+		if a.GetSegments()[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// preattached plays a node that starts with one volume attached, counted
+// against its max_volumes_per_node as a root disk is
+// (preattachedVolumesPerNode: 1): it publishes a volume of its own to the
+// node before the suite runs.
+func preattached(t testing.TB, d *drivertest.Driver) grpc.UnaryServerInterceptor {
+	ctx := context.Background()
+	info, err := d.Plugin.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vol, err := d.Plugin.CreateVolume(ctx, drivertest.VolumeRequest("root-disk", 1<<20, drivertest.Requisite(info.GetAccessibleTopology())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Plugin.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{
+		VolumeId: vol.GetVolume().GetVolumeId(), NodeId: info.GetNodeId(), VolumeCapability: drivertest.MountCapability(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nil
+}
