@@ -2,6 +2,7 @@ package sanity_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
@@ -38,6 +40,7 @@ var personalities = []struct {
 	clause string                   // why the shape is compliant
 	world  string                   // topology file; default testdata/world.yaml
 	config func(c *zpsanity.Config) // changes to testdata/zonepath.yaml
+	plugin func(*plugin.Config)     // changes to the driver
 	shape  shape
 	says   []string // lines the summary must print: the choice seen
 }{
@@ -65,6 +68,30 @@ var personalities = []struct {
 		shape: preattached,
 		says:  []string{"WARN [rule:attach-limit]", "1 of max_volumes_per_node 3 taken before the test"},
 	},
+	{
+		name:   "global-snapshots",
+		clause: "csi.proto Snapshot.accessible_topology: \"If it is not specified, the CO MAY assume the snapshot is equally usable from all topologies\"",
+		shape:  fixed(scopeSnapshots("global")),
+		says:   []string{"WARN [rule:requisite] MAY used: usable beyond requisite", "everywhere (no accessible_topology)"},
+	},
+	{
+		name:   "prefixed",
+		clause: "NodeGetInfoResponse.accessible_topology: keys are the SP's to choose (\"com.example.csi/zone\")",
+		world:  "keys: {region: topology.zonepath.csi.dev/region, zone: topology.zonepath.csi.dev/zone}\n" + mustRead("testdata/world.yaml"),
+		config: rekey(map[string]string{"topology.kubernetes.io/region": "topology.zonepath.csi.dev/region", "topology.kubernetes.io/zone": "topology.zonepath.csi.dev/zone"}),
+	},
+	{
+		name:   "extra-keys",
+		clause: "NodeGetInfoResponse.accessible_topology: a node reports every key of its place, here a rack the segments configured for volumes do not name",
+		world:  racksWorld,
+		plugin: func(c *plugin.Config) { c.Node.Rack = "rack-1" },
+	},
+	{
+		name:   "zone-only",
+		clause: "NodeGetInfoResponse.accessible_topology: one key is as valid as two",
+		config: rekey(map[string]string{"topology.kubernetes.io/region": ""}),
+		shape:  fixed(zoneOnly),
+	},
 }
 
 // regionsWorld is testdata/world.yaml with a second region.
@@ -74,6 +101,15 @@ regions:
   zones: [{name: zone-a}, {name: zone-b}, {name: zone-c, snapshotQuota: 2}]
 - name: region-2
   zones: [{name: zone-d}]`
+
+// racksWorld splits testdata/world.yaml's zones into racks.
+const racksWorld = `
+regions:
+- name: region-1
+  zones:
+  - {name: zone-a, racks: [rack-1, rack-2]}
+  - {name: zone-b, racks: [rack-1]}
+  - {name: zone-c, racks: [rack-1], snapshotQuota: 2}`
 
 var regionTwo = map[string]string{"topology.kubernetes.io/region": "region-2", "topology.kubernetes.io/zone": "zone-d"}
 
@@ -91,7 +127,7 @@ func TestPersonalities(t *testing.T) {
 			if p.config != nil {
 				p.config(&cfg)
 			}
-			endpoint := serveDriver(t, dir, p.world, "rules: []", nil, p.shape)
+			endpoint := serveDriver(t, dir, p.world, "rules: []", p.plugin, p.shape)
 			res := runSanity(t, bin, endpoint, dir, cfg)
 			t.Logf("%s (%s): failed %q; %d skipped", p.name, p.clause, res.failures, len(res.skipped))
 			if len(res.failures) > 0 || len(res.skipped) > 0 {
@@ -206,4 +242,97 @@ func preattached(t testing.TB, d *drivertest.Driver) grpc.UnaryServerInterceptor
 		t.Fatal(err)
 	}
 	return nil
+}
+
+func mustRead(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}
+
+// rekey renames the keys of every configured segment; a key renamed to ""
+// is dropped.
+func rekey(names map[string]string) func(*zpsanity.Config) {
+	re := func(seg map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range seg {
+			if n, ok := names[k]; !ok {
+				out[k] = v
+			} else if n != "" {
+				out[n] = v
+			}
+		}
+		return out
+	}
+	return func(c *zpsanity.Config) {
+		for i := range c.Segments {
+			c.Segments[i] = re(c.Segments[i])
+		}
+		c.ExhaustedSegment = re(c.ExhaustedSegment)
+	}
+}
+
+// zoneOnly plays a driver with one topology key, the zone
+// (keys.omitRegion): it drops the region key from every segment it
+// answers with and, as zone names are unique, puts it back into the
+// segments it is asked for.
+func zoneOnly(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	regions := map[string]string{"zone-a": "region-1", "zone-b": "region-1", "zone-c": "region-1"}
+	if m, ok := req.(proto.Message); ok {
+		m = proto.Clone(m)
+		eachTopology(m.ProtoReflect(), func(t *csi.Topology) {
+			if r, ok := regions[t.GetSegments()[zoneKey]]; ok {
+				t.Segments[regionKey] = r
+			}
+		})
+		req = m
+	}
+	resp, err := handler(ctx, req)
+	if m, ok := resp.(proto.Message); ok && err == nil {
+		m = decoded(m)
+		eachTopology(m.ProtoReflect(), func(t *csi.Topology) { delete(t.Segments, regionKey) })
+		resp = m
+	}
+	return resp, err
+}
+
+const (
+	regionKey = "topology.kubernetes.io/region"
+	zoneKey   = "topology.kubernetes.io/zone"
+)
+
+// decoded copies m through its wire form: the driver writes list pages
+// as raw bytes, which only a decoded copy shows as fields.
+func decoded(m proto.Message) proto.Message {
+	data, err := proto.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	out := m.ProtoReflect().New().Interface()
+	if err := proto.Unmarshal(data, out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// eachTopology calls f on every csi.Topology inside m.
+func eachTopology(m protoreflect.Message, f func(*csi.Topology)) {
+	if t, ok := m.Interface().(*csi.Topology); ok {
+		f(t)
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Kind() != protoreflect.MessageKind || fd.IsMap():
+		case fd.IsList():
+			for i := 0; i < v.List().Len(); i++ {
+				eachTopology(v.List().Get(i).Message(), f)
+			}
+		default:
+			eachTopology(v.Message(), f)
+		}
+		return true
+	})
 }
