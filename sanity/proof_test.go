@@ -51,6 +51,7 @@ const (
 	zoneB   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
 	zonesAB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}},` +
 		` {"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+	zoneC   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-c"}}]'`
 	region1 = `'[{"segments": {"topology.kubernetes.io/region": "region-1"}}]'`
 )
 
@@ -83,6 +84,10 @@ var proofs = []struct {
 - name: snapshot-not-in-preferred
   match: {rpc: CreateSnapshot, name: "zp-preferred*"}
   action: {mutate: {set: {snapshot.accessible_topology: '[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}}]'}}}`},
+	{name: "requisite ignored under a preferred list", fails: testPreferred, rules: `
+- name: preferred-snapshot-outside-requisite
+  match: {rpc: CreateSnapshot, name: "zp-preferred*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + zoneC + `}}}`},
 	{name: "same name and another source accepted", fails: testOtherSource, rules: `
 - name: other-source-wrong-code
   match: {rpc: CreateSnapshot, name: "zp-other-source*", nth: 2}
@@ -175,6 +180,7 @@ regions:
 - name: report-a-lower-limit
   match: {rpc: NodeGetInfo}
   action: {mutate: {set: {max_volumes_per_node: 2}}}`},
+	{name: "an unpublish that makes no room", fails: testAttachLimit, intercept: fixed(keepFirstUnpublish())},
 	{name: "snapshot keys the node lacks", fails: testKeys, rules: `
 - name: node-without-region
   match: {rpc: NodeGetInfo}
@@ -217,7 +223,7 @@ func TestEveryExtensionIsProven(t *testing.T) {
 			res := runSanity(t, bin, endpoint, dir, cfg)
 			want := slices.DeleteFunc([]string{p.fails, p.alsoFails}, func(s string) bool { return s == "" })
 			sort.Strings(want)
-			t.Logf("failed: %q; %d skipped", res.failures, len(res.skipped))
+			t.Logf("failed: %q; %d skipped\n%s", res.failures, len(res.skipped), findings(res.output))
 			if got := res.failedMatching(); strings.Join(got, "|") != strings.Join(want, "|") {
 				t.Fatalf("failed tests = %q, want %q\nall failures: %s", got, want, res.failures)
 			}
@@ -332,6 +338,23 @@ func ignoreUnknownRequisite(ctx context.Context, req any, _ *grpc.UnaryServerInf
 		req = r
 	}
 	return handler(ctx, req)
+}
+
+// keepFirstUnpublish plays a driver whose first ControllerUnpublishVolume
+// answers OK and detaches nothing: the attach-limit test's unpublish, the
+// only one before cleanup, makes no room.
+func keepFirstUnpublish() grpc.UnaryServerInterceptor {
+	var once sync.Once
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		kept := false
+		if _, ok := req.(*csi.ControllerUnpublishVolumeRequest); ok {
+			once.Do(func() { kept = true })
+		}
+		if kept {
+			return &csi.ControllerUnpublishVolumeResponse{}, nil
+		}
+		return handler(ctx, req)
+	}
 }
 
 type result struct {
