@@ -3,6 +3,7 @@ package sanity_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -97,6 +98,16 @@ var personalities = []struct {
 		clause: "NodeGetInfoResponse.accessible_topology: one key is as valid as two",
 		config: rekey(map[string]string{"topology.kubernetes.io/region": ""}),
 		shape:  fixed(zoneOnly),
+	},
+	{
+		// Not a personality of the matrix: zonepath always lists and gets
+		// snapshots, but a vendor's driver need not.
+		name: "no-list-get-snapshots",
+		clause: "spec.md: \"It is NOT REQUIRED for a controller plugin to implement the LIST_SNAPSHOTS capability if it supports the CREATE_DELETE_SNAPSHOT capability\"; " +
+			"GetSnapshot only with GET_SNAPSHOT",
+		shape: fixed(withoutSnapshotReads),
+		says:  []string{"neither LIST_SNAPSHOTS nor GET_SNAPSHOT"},
+		skips: []string{testConsistent},
 	},
 }
 
@@ -306,6 +317,26 @@ func rekey(names map[string]string) func(*zpsanity.Config) {
 		}
 		c.ExhaustedSegment = re(c.ExhaustedSegment)
 	}
+}
+
+// withoutSnapshotReads plays a driver without LIST_SNAPSHOTS and
+// GET_SNAPSHOT: it does not advertise them and answers the calls
+// UNIMPLEMENTED.
+func withoutSnapshotReads(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	switch req.(type) {
+	case *csi.ListSnapshotsRequest, *csi.GetSnapshotRequest:
+		return nil, status.Error(codes.Unimplemented, "this driver neither lists nor gets snapshots")
+	}
+	resp, err := handler(ctx, req)
+	if caps, ok := resp.(*csi.ControllerGetCapabilitiesResponse); ok && err == nil {
+		caps = proto.Clone(caps).(*csi.ControllerGetCapabilitiesResponse)
+		caps.Capabilities = slices.DeleteFunc(caps.Capabilities, func(c *csi.ControllerServiceCapability) bool {
+			t := c.GetRpc().GetType()
+			return t == csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS || t == csi.ControllerServiceCapability_RPC_GET_SNAPSHOT
+		})
+		resp = caps
+	}
+	return resp, err
 }
 
 // zoneOnly plays a driver with one topology key, the zone
