@@ -328,15 +328,19 @@ func withoutSnapshotReads(ctx context.Context, req any, _ *grpc.UnaryServerInfo,
 		return nil, status.Error(codes.Unimplemented, "this driver neither lists nor gets snapshots")
 	}
 	resp, err := handler(ctx, req)
-	if caps, ok := resp.(*csi.ControllerGetCapabilitiesResponse); ok && err == nil {
-		caps = proto.Clone(caps).(*csi.ControllerGetCapabilitiesResponse)
-		caps.Capabilities = slices.DeleteFunc(caps.Capabilities, func(c *csi.ControllerServiceCapability) bool {
-			t := c.GetRpc().GetType()
-			return t == csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS || t == csi.ControllerServiceCapability_RPC_GET_SNAPSHOT
-		})
-		resp = caps
+	if caps, ok := resp.(*csi.ControllerGetCapabilitiesResponse); ok {
+		resp = withoutCapabilities(caps, csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS, csi.ControllerServiceCapability_RPC_GET_SNAPSHOT)
 	}
 	return resp, err
+}
+
+// withoutCapabilities is caps without the given ones.
+func withoutCapabilities(caps *csi.ControllerGetCapabilitiesResponse, drop ...csi.ControllerServiceCapability_RPC_Type) *csi.ControllerGetCapabilitiesResponse {
+	caps = proto.Clone(caps).(*csi.ControllerGetCapabilitiesResponse)
+	caps.Capabilities = slices.DeleteFunc(caps.Capabilities, func(c *csi.ControllerServiceCapability) bool {
+		return slices.Contains(drop, c.GetRpc().GetType())
+	})
+	return caps
 }
 
 // zoneOnly plays a driver with one topology key, the zone

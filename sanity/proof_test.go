@@ -16,6 +16,8 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -112,6 +114,7 @@ var proofs = []struct {
 - name: get-drops-topology
   match: {rpc: GetSnapshot}
   action: {mutate: {clear: [snapshot.accessible_topology]}}`},
+	{name: "no GET_SNAPSHOT, and ListSnapshots drops accessible_topology", fails: testConsistent, intercept: fixed(listWithoutTopology)},
 	{name: "wrong code instead of RESOURCE_EXHAUSTED", fails: testExhausted, rules: `
 - name: exhausted-as-unavailable
   match: {rpc: CreateSnapshot, segment: {topology.kubernetes.io/zone: zone-c}, nth: 3, count: 1}
@@ -338,6 +341,27 @@ func ignoreUnknownRequisite(ctx context.Context, req any, _ *grpc.UnaryServerInf
 		req = r
 	}
 	return handler(ctx, req)
+}
+
+// listWithoutTopology plays a driver without GET_SNAPSHOT whose
+// ListSnapshots entries carry no accessible_topology: the one read call it
+// has must still agree with CreateSnapshot.
+func listWithoutTopology(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if _, ok := req.(*csi.GetSnapshotRequest); ok {
+		return nil, status.Error(codes.Unimplemented, "no GetSnapshot")
+	}
+	resp, err := handler(ctx, req)
+	switch r := resp.(type) {
+	case *csi.ControllerGetCapabilitiesResponse:
+		resp = withoutCapabilities(r, csi.ControllerServiceCapability_RPC_GET_SNAPSHOT)
+	case *csi.ListSnapshotsResponse:
+		list := decoded(r).(*csi.ListSnapshotsResponse)
+		for _, e := range list.GetEntries() {
+			e.GetSnapshot().AccessibleTopology = nil
+		}
+		resp = list
+	}
+	return resp, err
 }
 
 // keepFirstUnpublish plays a driver whose first ControllerUnpublishVolume
