@@ -37,11 +37,11 @@ func fixed(i grpc.UnaryServerInterceptor) shape {
 // personalities: compliant drivers of other shapes. Each must pass every
 // extension test, and the summary must say which choice it saw.
 var personalities = []struct {
-	name   string                   // the personality it stands for
-	clause string                   // why the shape is compliant
-	world  string                   // topology file; default testdata/world.yaml
-	config func(c *zpsanity.Config) // changes to testdata/zonepath.yaml
-	plugin func(*plugin.Config)     // changes to the driver
+	name   string                             // the personality it stands for
+	clause string                             // why the shape is compliant
+	world  string                             // topology file; default testdata/world.yaml
+	config func(c *zpsanity.Config, _ string) // changes to testdata/zonepath.yaml
+	plugin func(*plugin.Config)               // changes to the driver
 	shape  shape
 	says   []string // lines the summary must print: the choice seen
 	// skips are the tests that must skip, saying why: a global snapshot
@@ -56,7 +56,7 @@ var personalities = []struct {
 		// A segment in another region, outside every regional
 		// snapshot of region-1, as sanity/README.md tells such a vendor.
 		world:  regionsWorld,
-		config: func(c *zpsanity.Config) { c.Segments = append(c.Segments, regionTwo) },
+		config: func(c *zpsanity.Config, _ string) { c.Segments = append(c.Segments, regionTwo) },
 		shape:  fixed(scopeSnapshots("region")),
 		says:   []string{"WARN [rule:requisite] MAY used: usable beyond requisite", "WARN [rule:preferred] MAY used"},
 	},
@@ -133,19 +133,10 @@ var regionTwo = map[string]string{"topology.kubernetes.io/region": "region-2", "
 // TestPersonalities runs the extensions against each compliant shape and
 // fails on any failed test or a missing report of the choice seen.
 func TestPersonalities(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs zonepath-sanity once per personality")
-	}
-	bin := buildSanity(t)
+	bin := buildSanity(t, "once per personality")
 	for _, p := range personalities {
 		t.Run(p.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := baseConfig(t)
-			if p.config != nil {
-				p.config(&cfg)
-			}
-			endpoint := serveDriver(t, dir, p.world, "rules: []", p.plugin, p.shape)
-			res := runSanity(t, bin, endpoint, dir, cfg)
+			res := runAgainst(t, bin, p.world, "rules: []", p.plugin, p.shape, p.config)
 			t.Logf("%s (%s): failed %q; %d skipped\n%s", p.name, p.clause, res.failures, len(res.skipped), findings(res.output))
 			if len(res.failures) > 0 {
 				t.Errorf("a compliant %s driver failed %q\n%s", p.name, res.failures, res.output)
@@ -299,7 +290,7 @@ func mustRead(path string) string {
 
 // rekey renames the keys of every configured segment; a key renamed to ""
 // is dropped.
-func rekey(names map[string]string) func(*zpsanity.Config) {
+func rekey(names map[string]string) func(*zpsanity.Config, string) {
 	re := func(seg map[string]string) map[string]string {
 		out := map[string]string{}
 		for k, v := range seg {
@@ -311,7 +302,7 @@ func rekey(names map[string]string) func(*zpsanity.Config) {
 		}
 		return out
 	}
-	return func(c *zpsanity.Config) {
+	return func(c *zpsanity.Config, _ string) {
 		for i := range c.Segments {
 			c.Segments[i] = re(c.Segments[i])
 		}

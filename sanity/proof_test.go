@@ -211,19 +211,10 @@ func liftBy(cmd string) func(*zpsanity.Config, string) {
 // --zonepath.upstream=false) against a driver breaking one rule per case
 // and checks that exactly the named test fails.
 func TestEveryExtensionIsProven(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs zonepath-sanity once per rule")
-	}
-	bin := buildSanity(t)
+	bin := buildSanity(t, "once per rule")
 	for _, p := range proofs {
 		t.Run(p.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := baseConfig(t)
-			if p.config != nil {
-				p.config(&cfg, dir)
-			}
-			endpoint := serveDriver(t, dir, p.world, "rules:"+orEmpty(p.rules), p.plugin, p.intercept)
-			res := runSanity(t, bin, endpoint, dir, cfg)
+			res := runAgainst(t, bin, p.world, "rules:"+orEmpty(p.rules), p.plugin, p.intercept, p.config)
 			want := slices.DeleteFunc([]string{p.fails, p.alsoFails}, func(s string) bool { return s == "" })
 			sort.Strings(want)
 			t.Logf("failed: %q; %d skipped\n%s", res.failures, len(res.skipped), findings(res.output))
@@ -250,6 +241,19 @@ func TestEveryExtensionIsProven(t *testing.T) {
 	}
 }
 
+// runAgainst serves the driver with the given world, fault rules, changes
+// and shape, and runs the extensions against it with testdata/zonepath.yaml
+// changed by config (given the driver's directory).
+func runAgainst(t *testing.T, bin, world, rules string, change func(*plugin.Config), sh shape, config func(*zpsanity.Config, string)) result {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := baseConfig(t)
+	if config != nil {
+		config(&cfg, dir)
+	}
+	return runSanity(t, bin, serveDriver(t, dir, world, rules, change, sh), dir, cfg)
+}
+
 func orEmpty(rules string) string {
 	if rules == "" {
 		return " []"
@@ -263,7 +267,12 @@ var (
 	buildErr  error
 )
 
-func buildSanity(t *testing.T) string {
+// buildSanity builds bin/zonepath-sanity once for the package's tests, each
+// of which runs it how often (runs) says; -short skips them.
+func buildSanity(t *testing.T, runs string) string {
+	if testing.Short() {
+		t.Skip("builds and runs zonepath-sanity " + runs)
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "zonepath-sanity-bin")
 		if err != nil {
