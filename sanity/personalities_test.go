@@ -78,7 +78,7 @@ var personalities = []struct {
 		name:   "global-snapshots",
 		clause: "csi.proto Snapshot.accessible_topology: \"If it is not specified, the CO MAY assume the snapshot is equally usable from all topologies\"",
 		shape:  fixed(scopeSnapshots("global")),
-		says:   []string{"WARN [rule:requisite] MAY used: usable beyond requisite", "everywhere (no accessible_topology)", "which covers every configured segment"},
+		says:   []string{"WARN [rule:requisite] MAY used: usable beyond requisite", "everywhere (no accessible_topology)", "(a global snapshot): no restore lies outside it"},
 		skips:  []string{testRestoreOut},
 	},
 	{

@@ -70,8 +70,11 @@ var _ = describe("Restore from a topology-constrained snapshot [zonepath]", []fu
 		snap := snapshotIn(segs[0])
 		topo := snap.GetAccessibleTopology()
 		i := slices.IndexFunc(segs, func(seg *csi.Topology) bool { return !usableFrom(topo, seg) })
-		if i < 0 {
-			Skip(fmt.Sprintf("the snapshot is usable from %s, which covers every configured segment: configure one outside it (for regional snapshots, a segment in another region)", usableText(topo)))
+		switch {
+		case len(topo) == 0:
+			Skip("the snapshot has no accessible_topology, so it is usable from everywhere (a global snapshot): no restore lies outside it")
+		case i < 0:
+			Skip(fmt.Sprintf("the snapshot is usable from %s, which covers every configured segment: configure one outside it (for regional snapshots, a segment in another region)", formatAll(topo)))
 		}
 		resp, err := s.r.CreateVolume(ctx, restoreRequest("zp-restored", snap, segs[i:i+1]))
 		Expect(code(err)).To(Equal(codes.ResourceExhausted), "restore of a snapshot usable from %s into %s: got %v (volume %v)",
