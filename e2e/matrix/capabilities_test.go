@@ -93,7 +93,7 @@ func TestClassifyLiteralReasons(t *testing.T) {
 		{sanitySuite, "ListSnapshots not supported", "list-snapshots"},
 		{sanitySuite, "CreateSnapshot not supported", "snapshots"},
 		{sanitySuite, "No MaxVolumesPerNode", "attach-limit"},
-		{sanitySuite, "testnodevolumeattachlimit not enabled", "empty-nodes"},
+		{sanitySuite, "testnodevolumeattachlimit not enabled", "csi-sanity-attach-limit"},
 		{sanitySuite, "Controller Publish, UnpublishVolume not supported", "controller-publish"},
 		{sanitySuite, "ControllerModifyVolume not supported", "modify-volume"},
 		{sanitySuite, "Modify volume not supported", "modify-volume"},
