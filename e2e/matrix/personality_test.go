@@ -92,3 +92,16 @@ func TestLoadPersonalityMissingFile(t *testing.T) {
 		t.Errorf("err = %v, want one naming ext.yaml", err)
 	}
 }
+
+// The repository's personality folders load: every file there, every
+// lacks: entry a capability of the vocabulary, every cluster: a folder
+// with a cluster.yaml.
+func TestRepositoryPersonalities(t *testing.T) {
+	ps, err := loadPersonalities("../testdata/personalities", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) < 8 {
+		t.Errorf("%d personalities, want issue 21's eight at least", len(ps))
+	}
+}
