@@ -97,7 +97,7 @@ func defineSnapshotTopology(e *env) {
 		// of the requisite. A driver that narrows a restore to its
 		// snapshot by itself hides a provisioner that does not; e2e-mutants
 		// proves the check with one that does not narrow
-		// (restore-outside-snapshot-upstream-provisioner).
+		// (restore-outside-snapshot).
 		e.needSnapshotTopology()
 		seg, other := e.ext.Segments[0], e.ext.Segments[1]
 		content := e.sourceSnapshot(ctx, "s4-snapshot", seg, nil, terms(seg))

@@ -102,7 +102,7 @@ var mutants = []mutant{
 		catchers: []string{"12"},
 	},
 	{
-		name: "restore-outside-snapshot-upstream-provisioner",
+		name: "restore-outside-snapshot",
 		breaks: "upstream csi-provisioner, which hands the driver StorageClass.allowedTopologies without the snapshot's " +
 			"nodeAffinity, and a driver that does not narrow a restore to its snapshot's topology: a restore offered " +
 			"zone-c is put there, though the snapshot is usable only in zone-a (fault rule on CreateVolume from a zps- " +
