@@ -99,7 +99,7 @@ var mutants = []mutant{
 		breaks:   "cluster: upstream csi-provisioner, which ignores the snapshot's topology",
 		run:      &gateOnRun,
 		upstream: []string{"zonepath-provisioner"},
-		catchers: []string{"12"},
+		catchers: []string{"4", "12"},
 	},
 	{
 		name: "restore-outside-snapshot",
