@@ -117,14 +117,14 @@ var mutants = []mutant{
 		catchers: []string{"4"},
 	},
 	{
-		name:     "scheduler-no-deletion-requeue",
+		name:     "no-deletion-requeue",
 		breaks:   "scheduler: SnapshotTopology never retries a pod after its snapshot or content is deleted (test-only build, tag zonepath_mutant_no_deletion_requeue)",
 		run:      &gateOnRun,
 		replaced: map[string]string{"zonepath-scheduler": "mutants/zonepath-scheduler-no-deletion-requeue"},
 		catchers: []string{"7a", "7b"},
 	},
 	{
-		name:     "scheduler-reject-first-only",
+		name:     "reject-first-only",
 		breaks:   "scheduler: SnapshotTopology filters a pod's first attempt only, so a retried pod is placed outside its snapshot's topology (test-only build, tag zonepath_mutant_reject_first_only)",
 		run:      &gateOnRun,
 		replaced: map[string]string{"zonepath-scheduler": "mutants/zonepath-scheduler-reject-first-only"},
