@@ -69,32 +69,32 @@ func (e *env) expectWaitingNaming(ctx context.Context, name string, objects ...s
 	pod, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Get(ctx, name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	gomega.Expect(pod.Spec.NodeName).To(gomega.BeEmpty(), "pod %s was scheduled", name)
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
-			framework.Logf("pod %s: %s: %s", name, c.Reason, c.Message)
-			for _, o := range objects {
-				if strings.Contains(c.Message, o) {
-					return
-				}
-			}
-			framework.Failf("pod %s condition PodScheduled says %q, naming none of %q", name, c.Message, objects)
-		}
+	c := podScheduledFalse(pod)
+	if c == nil {
+		framework.Failf("pod %s has no PodScheduled=False condition: %v", name, pod.Status.Conditions)
 	}
-	framework.Failf("pod %s has no PodScheduled=False condition: %v", name, pod.Status.Conditions)
+	framework.Logf("pod %s: %s: %s", name, c.Reason, c.Message)
+	if !namesAny(c.Message, objects) {
+		framework.Failf("pod %s condition PodScheduled says %q, naming none of %q", name, c.Message, objects)
+	}
 }
 
 // deletedWhileWaiting is scenario 7: a pod waits on a snapshot restore
 // (scenario 3's set-up), then the spec deletes the kind object that
 // target names (the snapshot or its content) through client. An unrelated
-// pod must schedule and bind meanwhile, and the waiting pod stays Pending
-// with a reason naming the snapshot or content. A conformant
-// snapshot-controller holds both deletions with finalizers while a
-// Pending claim restores from the snapshot, so the restore could still go
-// ahead; the spec logs whether the object was held or is gone.
+// pod must schedule and bind meanwhile, and the scheduler must try the
+// waiting pod again after the deletion (a reason written before it proves
+// nothing about what the scheduler makes of it) and keep it Pending with a
+// reason naming the snapshot or content. A conformant snapshot-controller
+// holds both deletions with finalizers while a Pending claim restores
+// from the snapshot, so the restore could still go ahead; the spec logs
+// whether the object was held or is gone.
 func (e *env) deletedWhileWaiting(ctx context.Context, snapshot, kind string, client dynamic.ResourceInterface, target func(content string) string) {
 	e.needGate()
 	content := e.waitingRestore(ctx, snapshot, "waiting")
+	before := e.waitingReason(ctx, "waiting", snapshot, content)
 	name := target(content)
+	deleted := time.Now()
 	e.deleteObject(ctx, kind, client.Delete, name)
 	e.expectUnrelatedRuns(ctx, "unrelated")
 	if obj, err := client.Get(ctx, name, metav1.GetOptions{}); err != nil {
@@ -102,6 +102,7 @@ func (e *env) deletedWhileWaiting(ctx context.Context, snapshot, kind string, cl
 	} else {
 		framework.Logf("%s %s is still there (deletionTimestamp %v, finalizers %v): its deletion is held while a claim restores from it", kind, name, obj.GetDeletionTimestamp(), obj.GetFinalizers())
 	}
+	e.expectReevaluated(ctx, "waiting", before, deleted, snapshot, content)
 	e.expectWaitingNaming(ctx, "waiting", snapshot, content)
 }
 
@@ -378,7 +379,7 @@ func defineLifecycle(e *env) {
 		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
 		ev := e.waitEvent(ctx, "pinned", "FailedScheduling naming s10-snapshot", failedSchedulingNaming("s10-snapshot", content.GetName()))
 		framework.Logf("pinned to %s: %s", source, ev.Message)
-		e.expectUnscheduled(ctx, "pinned")
+		e.expectStaysUnscheduled(ctx, "pinned", []string{content.GetName()}, "s10-snapshot", content.GetName())
 	})
 
 	ginkgo.It("scenario 11: RESOURCE_EXHAUSTED from CreateSnapshot: content status.error and a Warning event, retried with backoff, ready once the segment has room", label, func(ctx context.Context) {
