@@ -11,8 +11,10 @@ import (
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/test/e2e/framework"
+	e2eskipper "k8s.io/kubernetes/test/e2e/framework/skipper"
 
 	"github.com/zonepath/zonepath/e2e/driverext"
 )
@@ -50,16 +52,26 @@ func termsAdmit(ts []v1.TopologySelectorTerm) admits {
 	return func(labels map[string]string) bool { return termsMatch(ts, labels) }
 }
 
-// admittedIn returns the first of nodes that is in seg and that ok
-// admits, "" when ok admits none of seg's nodes: what is judged is
-// accessible from seg through that node, or outside seg.
-func admittedIn(nodes []v1.Node, seg driverext.Segment, ok admits) string {
+func inSeg(seg driverext.Segment) admits {
+	return func(labels map[string]string) bool { return inSegment(labels, seg) }
+}
+
+// admittedBy returns the first of nodes that every rule admits, "" when
+// there is none.
+func admittedBy(nodes []v1.Node, rules ...admits) string {
 	for _, n := range nodes {
-		if inSegment(n.Labels, seg) && ok(n.Labels) {
+		if !slices.ContainsFunc(rules, func(ok admits) bool { return !ok(n.Labels) }) {
 			return n.Name
 		}
 	}
 	return ""
+}
+
+// admittedIn returns the first of nodes that is in seg and that ok
+// admits, "" when ok admits none of seg's nodes: what is judged is
+// accessible from seg through that node, or outside seg.
+func admittedIn(nodes []v1.Node, seg driverext.Segment, ok admits) string {
+	return admittedBy(nodes, inSeg(seg), ok)
 }
 
 // admittedBeyond returns the first of nodes that ok admits and one of
@@ -248,10 +260,41 @@ func checkExtSegments(ctx context.Context, client kubernetes.Interface, driver s
 // expectAccessible checks that ok (what's rule) admits a schedulable node
 // of seg, and logs which.
 func (e *env) expectAccessible(ctx context.Context, what string, ok admits, seg driverext.Segment) {
+	e.expectAdmitted(ctx, what, fmt.Sprintf("%s (its nodes: %v)", seg, namesIn(e.schedulableNodes(ctx), seg)), ok, inSeg(seg))
+}
+
+// expectAdmitted checks that a schedulable node passes ok (what's rule)
+// and every one of where (said by whereText), and logs which.
+func (e *env) expectAdmitted(ctx context.Context, what, whereText string, ok admits, where ...admits) {
+	node := admittedBy(e.schedulableNodes(ctx), append([]admits{ok}, where...)...)
+	gomega.Expect(node).NotTo(gomega.BeEmpty(), "%s is accessible from no schedulable node of %s", what, whereText)
+	framework.Logf("%s is accessible from %s through node %s", what, whereText, node)
+}
+
+// disjointSegment is the first segment outside snapshot's content's
+// nodeAffinity (segmentOutside), logged; the spec skips when there is
+// none, saying so.
+func (e *env) disjointSegment(ctx context.Context, snapshot string, content *unstructured.Unstructured) driverext.Segment {
+	affinity := nodeAffinity(content)
+	seg := e.segmentOutside(ctx, termsAdmit(affinity))
+	if seg == nil {
+		e2eskipper.Skipf("every segment of the extension file has a node in snapshot %s's nodeAffinity %v: list a segment outside it (another region)", snapshot, affinity)
+	}
+	framework.Logf("snapshot %s nodeAffinity %v; %s is outside it", snapshot, affinity, seg)
+	return seg
+}
+
+// segmentOutside returns the first segment of the extension file none of
+// whose schedulable nodes ok admits, or nil: a place a snapshot the driver
+// made usable more widely than asked (a region for a zone) still excludes.
+func (e *env) segmentOutside(ctx context.Context, ok admits) driverext.Segment {
 	nodes := e.schedulableNodes(ctx)
-	node := admittedIn(nodes, seg, ok)
-	gomega.Expect(node).NotTo(gomega.BeEmpty(), "%s is accessible from no schedulable node of %s (its nodes: %v)", what, seg, namesIn(nodes, seg))
-	framework.Logf("%s is accessible from %s through node %s", what, seg, node)
+	for _, s := range e.ext.Segments {
+		if admittedIn(nodes, s, ok) == "" {
+			return s
+		}
+	}
+	return nil
 }
 
 // expectOutside checks that ok admits none of seg's schedulable nodes.
