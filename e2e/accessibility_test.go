@@ -276,7 +276,7 @@ func (e *env) expectAdmitted(ctx context.Context, what, whereText string, ok adm
 // none, saying so.
 func (e *env) disjointSegment(ctx context.Context, snapshot string, content *unstructured.Unstructured) driverext.Segment {
 	affinity := nodeAffinity(content)
-	seg := e.segmentOutside(ctx, termsAdmit(affinity))
+	seg := segmentOutside(e.schedulableNodes(ctx), e.ext.Segments, termsAdmit(affinity))
 	if seg == nil {
 		e2eskipper.Skipf("every segment of the extension file has a node in snapshot %s's nodeAffinity %v: list a segment outside it (another region)", snapshot, affinity)
 	}
@@ -284,12 +284,11 @@ func (e *env) disjointSegment(ctx context.Context, snapshot string, content *uns
 	return seg
 }
 
-// segmentOutside returns the first segment of the extension file none of
-// whose schedulable nodes ok admits, or nil: a place a snapshot the driver
-// made usable more widely than asked (a region for a zone) still excludes.
-func (e *env) segmentOutside(ctx context.Context, ok admits) driverext.Segment {
-	nodes := e.schedulableNodes(ctx)
-	for _, s := range e.ext.Segments {
+// segmentOutside returns the first of segs none of whose nodes ok
+// admits, or nil: a place a snapshot the driver made usable more widely
+// than asked (a region for a zone) still excludes.
+func segmentOutside(nodes []v1.Node, segs []driverext.Segment, ok admits) driverext.Segment {
+	for _, s := range segs {
 		if admittedIn(nodes, s, ok) == "" {
 			return s
 		}

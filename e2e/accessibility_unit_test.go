@@ -294,3 +294,28 @@ func TestTermsFromSegments(t *testing.T) {
 		}
 	}
 }
+
+// Scenarios 12 and 13 need a segment the first snapshot does not reach:
+// for a zonal snapshot the next zone, for a regional one another region,
+// for one usable everywhere none.
+func TestSegmentOutside(t *testing.T) {
+	segs := []driverext.Segment{
+		{region: "region-1", zone: "zone-a"}, {region: "region-1", zone: "zone-c"}, {region: "region-2", zone: "zone-b"},
+	}
+	for _, tc := range []struct {
+		name     string
+		affinity []v1.TopologySelectorTerm
+		want     driverext.Segment
+	}{
+		{"zonal", terms(segs[0]), segs[1]},
+		{"regional", []v1.TopologySelectorTerm{term(region, "region-1")}, segs[2]},
+		{"zonal with a rack", []v1.TopologySelectorTerm{term(zone, "zone-a", rack, "rack-1")}, segs[1]},
+		{"usable everywhere", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := segmentOutside(fakeZones, segs, termsAdmit(tc.affinity)); got.String() != tc.want.String() {
+				t.Errorf("segmentOutside = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

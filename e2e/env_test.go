@@ -337,8 +337,13 @@ func (e *env) waitSnapshotReady(ctx context.Context, name string, timeout time.D
 
 // sourceSnapshot makes a volume in seg (Immediate, allowedTopologies seg)
 // and a snapshot of it through a class with the given parameters and
-// allowedTopologies, and returns the snapshot's content.
+// allowedTopologies, and returns the snapshot's content. No parameters
+// are the extension file's restrictedSnapshotClassParameters: a snapshot
+// restricted to where it is cut, which the driver's default may not be.
 func (e *env) sourceSnapshot(ctx context.Context, name string, seg driverext.Segment, params map[string]string, allowed []v1.TopologySelectorTerm) *unstructured.Unstructured {
+	if params == nil {
+		params = e.ext.RestrictedSnapshotClassParameters
+	}
 	sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(seg))
 	e.pvc(ctx, name+"-source", sc, nil)
 	pv := e.waitBound(ctx, name+"-source")
