@@ -60,6 +60,9 @@ func (e *env) expectLossless(ctx context.Context, what string, ts []v1.TopologyS
 	e.expectAccessible(ctx, fmt.Sprintf("%s %v", what, ts), termsAdmit(ts), seg)
 }
 
+// restrictedHint ends the failure of a snapshot without nodeAffinity.
+const restrictedHint = " (a driver whose snapshots are unrestricted by default declares the class parameters of restricted ones: restrictedSnapshotClassParameters)"
+
 func defineSnapshotTopology(e *env) {
 	label := ginkgo.Label(labelSnapshotTopology)
 
@@ -69,7 +72,7 @@ func defineSnapshotTopology(e *env) {
 		content := e.sourceSnapshot(ctx, "s1-snapshot", seg, nil, terms(seg))
 		affinity := nodeAffinity(content)
 		framework.Logf("VolumeSnapshotContent %s nodeAffinity %v", content.GetName(), affinity)
-		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no spec.nodeAffinity, although the driver declares snapshot topology and the class allows %s", content.GetName(), seg)
+		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no spec.nodeAffinity, although the driver declares snapshot topology and the class allows %s%s", content.GetName(), seg, restrictedHint)
 		e.expectLossless(ctx, "VolumeSnapshotContent "+content.GetName()+" nodeAffinity", affinity, seg)
 	})
 
@@ -208,7 +211,7 @@ func (e *env) placementSnapshot(ctx context.Context, name string) (affinity []v1
 	e.needSnapshotTopology()
 	content := e.sourceSnapshot(ctx, name, e.ext.Segments[0], nil, terms(e.ext.Segments[0]))
 	affinity = nodeAffinity(content)
-	gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity", content.GetName())
+	gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity%s", content.GetName(), restrictedHint)
 	e.needNodesOutside(ctx, affinity)
 	return affinity, e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
 }
