@@ -7,7 +7,7 @@
 //
 // The pieces, one package each:
 //
-//	spec         the cluster file: regions, zones, nodes, attach limits, which nodes have the driver, extra drivers
+//	spec         the cluster file: regions, zones, nodes, attach limits, which nodes have the driver, extra drivers, the driver's topology settings and racks
 //	pki          certificates and kubeconfigs
 //	proc         child processes: start detached with a log each, stop in reverse order, leave none behind
 //	objects      what is installed into the API: CRDs, CSIDriver, classes, RBAC, nodes

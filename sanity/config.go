@@ -19,10 +19,14 @@ type Config struct {
 	// Segments the driver can place snapshots and volumes in, best first.
 	// Empty: the node's own segment from NodeGetInfo. Tests that need two
 	// disjoint segments (preferred order, restore outside the snapshot's
-	// topology) skip with fewer.
+	// topology) skip with fewer, and the restore-outside test needs one
+	// the snapshot is not usable from: for regional snapshots, a segment
+	// in another region.
 	Segments []map[string]string `json:"segments,omitempty"`
 	// ExhaustedSegment is a valid segment in which the driver runs out of
-	// room for snapshots. Empty: the RESOURCE_EXHAUSTED test skips.
+	// room for snapshots; the test's source volume is created there, for
+	// drivers that snapshot only in the source's zone. Empty: the
+	// RESOURCE_EXHAUSTED test skips.
 	ExhaustedSegment map[string]string `json:"exhaustedSegment,omitempty"`
 	// ExhaustAfter is how many snapshots ExhaustedSegment holds before it
 	// is exhausted. The test fills it, expects RESOURCE_EXHAUSTED, deletes

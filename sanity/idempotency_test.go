@@ -45,10 +45,7 @@ var oldAnswers = map[string]codes.Code{
 // not accept, and unless sanity/README.md holds the same table
 // (go test ./sanity -run TestIdempotencyTable -update rewrites it).
 func TestIdempotencyTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs zonepath-sanity twice")
-	}
-	bin := buildSanity(t)
+	bin := buildSanity(t, "twice")
 	now := caseVerdicts(t, bin, "")
 	before := caseVerdicts(t, bin, oldRules())
 	for _, k := range idempotency.Cases {

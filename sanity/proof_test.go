@@ -16,6 +16,8 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -51,6 +53,7 @@ const (
 	zoneB   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
 	zonesAB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}},` +
 		` {"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+	zoneC   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-c"}}]'`
 	region1 = `'[{"segments": {"topology.kubernetes.io/region": "region-1"}}]'`
 )
 
@@ -68,7 +71,7 @@ var proofs = []struct {
 	says      string                               // a line the summary must print: a WARN finding, a CASE verdict
 	// intercept, when set, stands between the suite and the driver: a
 	// driver that answers some calls its own (wrong) way.
-	intercept grpc.UnaryServerInterceptor
+	intercept shape
 }{
 	{name: "correct driver"},
 	{name: "accessible_topology without the capability", fails: testCapability, rules: `
@@ -83,6 +86,10 @@ var proofs = []struct {
 - name: snapshot-not-in-preferred
   match: {rpc: CreateSnapshot, name: "zp-preferred*"}
   action: {mutate: {set: {snapshot.accessible_topology: '[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}}]'}}}`},
+	{name: "requisite ignored under a preferred list", fails: testPreferred, rules: `
+- name: preferred-snapshot-outside-requisite
+  match: {rpc: CreateSnapshot, name: "zp-preferred*"}
+  action: {mutate: {set: {snapshot.accessible_topology: ` + zoneC + `}}}`},
 	{name: "same name and another source accepted", fails: testOtherSource, rules: `
 - name: other-source-wrong-code
   match: {rpc: CreateSnapshot, name: "zp-other-source*", nth: 2}
@@ -107,6 +114,7 @@ var proofs = []struct {
 - name: get-drops-topology
   match: {rpc: GetSnapshot}
   action: {mutate: {clear: [snapshot.accessible_topology]}}`},
+	{name: "no GET_SNAPSHOT, and ListSnapshots drops accessible_topology", fails: testConsistent, intercept: fixed(listWithoutTopology)},
 	{name: "wrong code instead of RESOURCE_EXHAUSTED", fails: testExhausted, rules: `
 - name: exhausted-as-unavailable
   match: {rpc: CreateSnapshot, segment: {topology.kubernetes.io/zone: zone-c}, nth: 3, count: 1}
@@ -141,7 +149,7 @@ regions:
 - name: unknown-zone-exhausted
   match: {rpc: CreateSnapshot, name: "zp-snapshot-new-unknown-requisite*"}
   action: {code: ResourceExhausted}`},
-	{name: "unknown requisite ignored: the snapshot placed elsewhere, or the existing one returned", fails: testRequirements, alsoFails: testUnknown, intercept: ignoreUnknownRequisite},
+	{name: "unknown requisite ignored: the snapshot placed elsewhere, or the existing one returned", fails: testRequirements, alsoFails: testUnknown, intercept: fixed(ignoreUnknownRequisite)},
 	{name: "volume accessible beyond the requisite refused", fails: testVolumeReuse, rules: `
 - name: refuse-volume-wider-requisite
   match: {rpc: CreateVolume, name: "zp-volume-wider-requisite*", nth: 2}
@@ -175,6 +183,7 @@ regions:
 - name: report-a-lower-limit
   match: {rpc: NodeGetInfo}
   action: {mutate: {set: {max_volumes_per_node: 2}}}`},
+	{name: "an unpublish that makes no room", fails: testAttachLimit, intercept: fixed(keepFirstUnpublish())},
 	{name: "snapshot keys the node lacks", fails: testKeys, rules: `
 - name: node-without-region
   match: {rpc: NodeGetInfo}
@@ -202,22 +211,13 @@ func liftBy(cmd string) func(*zpsanity.Config, string) {
 // --zonepath.upstream=false) against a driver breaking one rule per case
 // and checks that exactly the named test fails.
 func TestEveryExtensionIsProven(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs zonepath-sanity once per rule")
-	}
-	bin := buildSanity(t)
+	bin := buildSanity(t, "once per rule")
 	for _, p := range proofs {
 		t.Run(p.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := baseConfig(t)
-			if p.config != nil {
-				p.config(&cfg, dir)
-			}
-			endpoint := serveDriver(t, dir, p.world, "rules:"+orEmpty(p.rules), p.plugin, p.intercept)
-			res := runSanity(t, bin, endpoint, dir, cfg)
+			res := runAgainst(t, bin, p.world, "rules:"+orEmpty(p.rules), p.plugin, p.intercept, p.config)
 			want := slices.DeleteFunc([]string{p.fails, p.alsoFails}, func(s string) bool { return s == "" })
 			sort.Strings(want)
-			t.Logf("failed: %q; %d skipped", res.failures, len(res.skipped))
+			t.Logf("failed: %q; %d skipped\n%s", res.failures, len(res.skipped), findings(res.output))
 			if got := res.failedMatching(); strings.Join(got, "|") != strings.Join(want, "|") {
 				t.Fatalf("failed tests = %q, want %q\nall failures: %s", got, want, res.failures)
 			}
@@ -241,6 +241,19 @@ func TestEveryExtensionIsProven(t *testing.T) {
 	}
 }
 
+// runAgainst serves the driver with the given world, fault rules, changes
+// and shape, and runs the extensions against it with testdata/zonepath.yaml
+// changed by config (given the driver's directory).
+func runAgainst(t *testing.T, bin, world, rules string, change func(*plugin.Config), sh shape, config func(*zpsanity.Config, string)) result {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := baseConfig(t)
+	if config != nil {
+		config(&cfg, dir)
+	}
+	return runSanity(t, bin, serveDriver(t, dir, world, rules, change, sh), dir, cfg)
+}
+
 func orEmpty(rules string) string {
 	if rules == "" {
 		return " []"
@@ -254,7 +267,12 @@ var (
 	buildErr  error
 )
 
-func buildSanity(t *testing.T) string {
+// buildSanity builds bin/zonepath-sanity once for the package's tests, each
+// of which runs it how often (runs) says; -short skips them.
+func buildSanity(t *testing.T, runs string) string {
+	if testing.Short() {
+		t.Skip("builds and runs zonepath-sanity " + runs)
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "zonepath-sanity-bin")
 		if err != nil {
@@ -284,9 +302,9 @@ func baseConfig(t *testing.T) zpsanity.Config {
 
 // serveDriver runs the zonepath driver in-process with the given world,
 // fault rules and changes, the way make sanity runs bin/zonepath; with
-// intercept, the suite reaches it through a second server that calls
-// intercept first.
-func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin.Config), intercept grpc.UnaryServerInterceptor) string {
+// a shape whose interceptor is not nil, the suite reaches it through a
+// second server that calls the interceptor first.
+func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin.Config), shape shape) string {
 	t.Helper()
 	if worldYAML == "" {
 		data, err := os.ReadFile("testdata/world.yaml")
@@ -301,6 +319,10 @@ func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin
 			change(c)
 		}
 	}})
+	var intercept grpc.UnaryServerInterceptor
+	if shape != nil {
+		intercept = shape(t, d)
+	}
 	if intercept == nil {
 		return d.Endpoint
 	}
@@ -328,6 +350,44 @@ func ignoreUnknownRequisite(ctx context.Context, req any, _ *grpc.UnaryServerInf
 		req = r
 	}
 	return handler(ctx, req)
+}
+
+// listWithoutTopology plays a driver without GET_SNAPSHOT whose
+// ListSnapshots entries carry no accessible_topology: the one read call it
+// has must still agree with CreateSnapshot.
+func listWithoutTopology(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if _, ok := req.(*csi.GetSnapshotRequest); ok {
+		return nil, status.Error(codes.Unimplemented, "no GetSnapshot")
+	}
+	resp, err := handler(ctx, req)
+	switch r := resp.(type) {
+	case *csi.ControllerGetCapabilitiesResponse:
+		resp = withoutCapabilities(r, csi.ControllerServiceCapability_RPC_GET_SNAPSHOT)
+	case *csi.ListSnapshotsResponse:
+		list := decoded(r).(*csi.ListSnapshotsResponse)
+		for _, e := range list.GetEntries() {
+			e.GetSnapshot().AccessibleTopology = nil
+		}
+		resp = list
+	}
+	return resp, err
+}
+
+// keepFirstUnpublish plays a driver whose first ControllerUnpublishVolume
+// answers OK and detaches nothing: the attach-limit test's unpublish, the
+// only one before cleanup, makes no room.
+func keepFirstUnpublish() grpc.UnaryServerInterceptor {
+	var once sync.Once
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		kept := false
+		if _, ok := req.(*csi.ControllerUnpublishVolumeRequest); ok {
+			once.Do(func() { kept = true })
+		}
+		if kept {
+			return &csi.ControllerUnpublishVolumeResponse{}, nil
+		}
+		return handler(ctx, req)
+	}
 }
 
 type result struct {

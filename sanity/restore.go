@@ -2,6 +2,8 @@ package sanity
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
@@ -37,11 +39,13 @@ var _ = describe("Restore from a topology-constrained snapshot [zonepath]", []fu
 	// accessible from that location."
 	restoresWhereClaimed := func(name string, snap *csi.Snapshot) {
 		topo := snap.GetAccessibleTopology()
-		for _, seg := range s.d.segments() {
+		for i, seg := range s.d.segments() {
 			if !usableFrom(topo, seg) {
 				continue
 			}
-			resp, err := s.r.CreateVolume(ctx, restoreRequest(name, snap, []*csi.Topology{seg}))
+			// A name per segment: the same name with another requisite
+			// is the idempotency table's business, not this test's.
+			resp, err := s.r.CreateVolume(ctx, restoreRequest(fmt.Sprintf("%s-%d", name, i), snap, []*csi.Topology{seg}))
 			Expect(err).NotTo(HaveOccurred(), "restore into %s, which the snapshot claims to be usable from: %s", format(seg), usableText(topo))
 			Expect(within(resp.GetVolume().GetAccessibleTopology(), []*csi.Topology{seg})).To(Succeed(), "restore into %s placed outside its requisite", format(seg))
 		}
@@ -57,15 +61,24 @@ var _ = describe("Restore from a topology-constrained snapshot [zonepath]", []fu
 		restoresWhereClaimed("zp-restored", snap)
 	})
 
+	// The requisite is the first configured segment the snapshot does not
+	// claim: for a regional snapshot, a segment in another region; a
+	// snapshot claiming every configured segment (a global one, without
+	// accessible_topology) leaves no restore outside it to refuse.
 	It("refuses a restore whose requisite lies entirely outside the snapshot's topology with RESOURCE_EXHAUSTED (spec.md CreateVolume Errors: Unable to provision in accessible_topology)", ruleRestore, func() {
 		segs := s.needSegments(2)
 		snap := snapshotIn(segs[0])
-		if usableFrom(snap.GetAccessibleTopology(), segs[1]) {
-			Skip("the snapshot is usable from " + format(segs[1]) + " too; configure disjoint segments")
+		topo := snap.GetAccessibleTopology()
+		i := slices.IndexFunc(segs, func(seg *csi.Topology) bool { return !usableFrom(topo, seg) })
+		switch {
+		case len(topo) == 0:
+			Skip("the snapshot has no accessible_topology, so it is usable from everywhere (a global snapshot): no restore lies outside it")
+		case i < 0:
+			Skip(fmt.Sprintf("the snapshot is usable from %s, which covers every configured segment: configure one outside it (for regional snapshots, a segment in another region)", formatAll(topo)))
 		}
-		resp, err := s.r.CreateVolume(ctx, restoreRequest("zp-restored", snap, segs[1:2]))
+		resp, err := s.r.CreateVolume(ctx, restoreRequest("zp-restored", snap, segs[i:i+1]))
 		Expect(code(err)).To(Equal(codes.ResourceExhausted), "restore of a snapshot usable from %s into %s: got %v (volume %v)",
-			formatAll(snap.GetAccessibleTopology()), format(segs[1]), err, resp.GetVolume())
+			formatAll(topo), format(segs[i]), err, resp.GetVolume())
 	})
 
 	// Without requirements the SP MAY choose where the snapshot is usable

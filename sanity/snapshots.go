@@ -19,15 +19,12 @@ import (
 const listLimit = 10000
 
 // lift lifts the exhaustion the configured way: deleting one of the
-// test's snapshots, or running the lift command. It reports false when the
-// configuration gives no way.
-func (s *suite) lift(cfg Config, source string) bool {
+// snapshots that filled the segment, or running the lift command. It
+// reports false when the configuration gives no way.
+func (s *suite) lift(cfg Config, fill []string) bool {
 	switch {
 	case cfg.ExhaustAfter > 0:
-		list, err := s.r.ListSnapshots(context.Background(), &csi.ListSnapshotsRequest{SourceVolumeId: source})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(list.GetEntries()).NotTo(BeEmpty())
-		_, err = s.r.DeleteSnapshot(context.Background(), sanity.MakeDeleteSnapshotReq(s.sc, list.GetEntries()[0].GetSnapshot().GetSnapshotId()))
+		_, err := s.r.DeleteSnapshot(context.Background(), sanity.MakeDeleteSnapshotReq(s.sc, fill[0]))
 		Expect(err).NotTo(HaveOccurred(), "DeleteSnapshot to lift the condition")
 	case cfg.LiftCommand != "":
 		out, err := exec.Command("sh", "-c", cfg.LiftCommand).CombinedOutput()
@@ -37,6 +34,24 @@ func (s *suite) lift(cfg Config, source string) bool {
 		return false
 	}
 	return true
+}
+
+// exhaustedSource creates the RESOURCE_EXHAUSTED test's source volume in
+// the exhausted segment, so a driver that can cut a snapshot only in its
+// source volume's zone (anything else RESOURCE_EXHAUSTED, CreateSnapshot
+// Errors) fills it like any other. A segment that takes no volume either
+// gets a source the driver places, and the log says so.
+func (s *suite) exhaustedSource(seg *csi.Topology) *csi.Volume {
+	req := sanity.MakeCreateVolumeReq(s.sc, sanity.UniqueString("zp-exhausted-source"))
+	if s.d.pluginCapability(volumeTopologyCap) {
+		req.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: []*csi.Topology{seg}, Preferred: []*csi.Topology{seg}}
+	}
+	resp, err := s.r.CreateVolume(context.Background(), req)
+	if err == nil {
+		return resp.GetVolume()
+	}
+	fmt.Fprintf(GinkgoWriter, "no source volume in the exhausted segment %s (%v): the driver places it\n", format(seg), err)
+	return s.volume("zp-exhausted-source", nil)
 }
 
 // retryAfterLift retries req with exponential backoff, as the spec tells
@@ -71,17 +86,47 @@ func (s *suite) listed(id string) *csi.Snapshot {
 	return nil
 }
 
+// readBack is a snapshot as one of the driver's read calls returns it.
+type readBack struct {
+	call string
+	snap *csi.Snapshot
+}
+
+// readBack reads snapshot id back by every call the driver advertises:
+// ListSnapshots (LIST_SNAPSHOTS, which the spec does not require beside
+// CREATE_DELETE_SNAPSHOT) by ID and unfiltered, and GetSnapshot
+// (GET_SNAPSHOT).
+func (s *suite) readBack(id string) []readBack {
+	ctx := context.Background()
+	var out []readBack
+	if s.d.controllerCapability(csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS) {
+		byID, err := s.r.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: id})
+		Expect(err).NotTo(HaveOccurred(), "ListSnapshots by snapshot_id")
+		Expect(byID.GetEntries()).To(HaveLen(1), "ListSnapshots by snapshot_id")
+		listed := s.listed(id)
+		Expect(listed).NotTo(BeNil(), "snapshot %s missing from ListSnapshots", id)
+		out = append(out, readBack{"ListSnapshots by ID", byID.GetEntries()[0].GetSnapshot()}, readBack{"ListSnapshots", listed})
+	}
+	if s.d.controllerCapability(csi.ControllerServiceCapability_RPC_GET_SNAPSHOT) {
+		got, err := s.r.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: id})
+		Expect(err).NotTo(HaveOccurred(), "GetSnapshot")
+		out = append(out, readBack{"GetSnapshot", got.GetSnapshot()})
+	}
+	return out
+}
+
 var _ = describe("Snapshot topology capability [zonepath]", nil, func(s *suite) {
 	It("returns accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS (csi.proto Snapshot.accessible_topology: a plugin that returns this field MUST also set the capability)", ruleCapability, func() {
 		s.needSnapshots()
 		advertised := s.d.pluginCapability(snapshotTopologyCap)
 		vol := s.volume("zp-capability-source", nil)
 		snap := s.r.MustCreateSnapshot(context.Background(), s.snapshotRequest("zp-capability", vol.GetVolumeId(), nil)).GetSnapshot()
-		got, err := s.r.GetSnapshot(context.Background(), &csi.GetSnapshotRequest{SnapshotId: snap.GetSnapshotId()})
-		Expect(err).NotTo(HaveOccurred(), "GetSnapshot")
-		if !advertised {
-			Expect(snap.GetAccessibleTopology()).To(BeEmpty(), "CreateSnapshot returned accessible_topology %s without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", formatAll(snap.GetAccessibleTopology()))
-			Expect(got.GetSnapshot().GetAccessibleTopology()).To(BeEmpty(), "GetSnapshot returned accessible_topology without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS")
+		if advertised {
+			return
+		}
+		Expect(snap.GetAccessibleTopology()).To(BeEmpty(), "CreateSnapshot returned accessible_topology %s without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", formatAll(snap.GetAccessibleTopology()))
+		for _, r := range s.readBack(snap.GetSnapshotId()) {
+			Expect(r.snap.GetAccessibleTopology()).To(BeEmpty(), "%s returned accessible_topology %s without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", r.call, formatAll(r.snap.GetAccessibleTopology()))
 		}
 	})
 
@@ -120,14 +165,24 @@ var _ = describe("Snapshot topology [zonepath]", []func(*suite){(*suite).needSna
 		}
 	})
 
+	// The snapshot must meet the requisite as in the test above (a
+	// regional {region} snapshot for a requisite of two zones of that
+	// region does); the order of preferred is a SHOULD, so a first
+	// preferred segment the snapshot is not usable from is reported, and
+	// so is a snapshot usable from it and more (x > n).
 	It("prefers the first preferred segment (TopologyRequirement.preferred: the SP SHOULD attempt preferred first; reported, not failed)", rulePreferred, func() {
 		segs := s.needSegments(2)
 		vol := s.volume("zp-preferred-source", segs[0])
 		req := &csi.TopologyRequirement{Requisite: segs[:2], Preferred: []*csi.Topology{segs[1], segs[0]}}
 		snap := s.r.MustCreateSnapshot(ctx, s.snapshotRequest("zp-preferred", vol.GetVolumeId(), req)).GetSnapshot()
-		Expect(within(snap.GetAccessibleTopology(), req.GetRequisite())).To(Succeed(), "CreateSnapshot ignored requisite")
-		if err := within(snap.GetAccessibleTopology(), segs[1:2]); err != nil {
-			warn(shouldNotMet, "preferred", fmt.Sprintf("first preferred segment %s not used: %v", format(segs[1]), err))
+		topo, first := snap.GetAccessibleTopology(), segs[1]
+		Expect(len(topo) == 0 || meetsAny(topo, req.GetRequisite())).To(BeTrue(), "CreateSnapshot ignored requisite: usable from %s, none of it in %s", formatAll(topo), formatAll(req.GetRequisite()))
+		switch {
+		case !usableFrom(topo, first):
+			warn(shouldNotMet, "preferred", fmt.Sprintf("first preferred segment %s not used: snapshot usable from %s, its source volume in %s (a driver that cuts snapshots only in their source's zone cannot follow it)",
+				format(first), usableText(topo), usableText(vol.GetAccessibleTopology())))
+		case len(topo) == 0 || within(topo, []*csi.Topology{first}) != nil:
+			warn(mayUsed, "preferred", fmt.Sprintf("first preferred segment %s used, and beyond it: snapshot usable from %s (TopologyRequirement x > n)", format(first), usableText(topo)))
 		}
 	})
 
@@ -136,17 +191,13 @@ var _ = describe("Snapshot topology [zonepath]", []func(*suite){(*suite).needSna
 		vol := s.volume("zp-consistent-source", segs[0])
 		snap := s.r.MustCreateSnapshot(ctx, s.snapshotRequest("zp-consistent", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: segs[:1]})).GetSnapshot()
 		want := snap.GetAccessibleTopology()
-		byID, err := s.r.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: snap.GetSnapshotId()})
-		Expect(err).NotTo(HaveOccurred(), "ListSnapshots by snapshot_id")
-		Expect(byID.GetEntries()).To(HaveLen(1), "ListSnapshots by snapshot_id")
-		Expect(sameSegments(byID.GetEntries()[0].GetSnapshot().GetAccessibleTopology(), want)).To(BeTrue(),
-			"ListSnapshots by ID: %s, CreateSnapshot: %s", formatAll(byID.GetEntries()[0].GetSnapshot().GetAccessibleTopology()), formatAll(want))
-		listed := s.listed(snap.GetSnapshotId())
-		Expect(listed).NotTo(BeNil(), "snapshot %s missing from ListSnapshots", snap.GetSnapshotId())
-		Expect(sameSegments(listed.GetAccessibleTopology(), want)).To(BeTrue(), "ListSnapshots: %s, CreateSnapshot: %s", formatAll(listed.GetAccessibleTopology()), formatAll(want))
-		got, err := s.r.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: snap.GetSnapshotId()})
-		Expect(err).NotTo(HaveOccurred(), "GetSnapshot")
-		Expect(sameSegments(got.GetSnapshot().GetAccessibleTopology(), want)).To(BeTrue(), "GetSnapshot: %s, CreateSnapshot: %s", formatAll(got.GetSnapshot().GetAccessibleTopology()), formatAll(want))
+		reads := s.readBack(snap.GetSnapshotId())
+		if len(reads) == 0 {
+			Skip("the driver advertises neither LIST_SNAPSHOTS nor GET_SNAPSHOT: CreateSnapshot's answer is the only one")
+		}
+		for _, r := range reads {
+			Expect(sameSegments(r.snap.GetAccessibleTopology(), want)).To(BeTrue(), "%s: %s, CreateSnapshot: %s", r.call, formatAll(r.snap.GetAccessibleTopology()), formatAll(want))
+		}
 	})
 
 	It("returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite, and succeeds once lifted (spec.md CreateSnapshot Errors: Not enough resources to create snapshot)", ruleExhausted, func() {
@@ -155,14 +206,17 @@ var _ = describe("Snapshot topology [zonepath]", []func(*suite){(*suite).needSna
 			Skip("no exhausted segment configured: give --zonepath.exhausted-segment")
 		}
 		full := &csi.TopologyRequirement{Requisite: toCSI(cfg.ExhaustedSegment)}
-		vol := s.volume("zp-exhausted-source", nil)
+		vol := s.exhaustedSource(full.GetRequisite()[0])
+		var fill []string
 		for i := 0; i < cfg.ExhaustAfter; i++ {
-			s.r.MustCreateSnapshot(ctx, s.snapshotRequest(fmt.Sprintf("zp-fill-%d", i), vol.GetVolumeId(), full))
+			resp, err := s.r.CreateSnapshot(ctx, s.snapshotRequest(fmt.Sprintf("zp-fill-%d", i), vol.GetVolumeId(), full))
+			Expect(err).NotTo(HaveOccurred(), "snapshot %d of the %d exhaustAfter says %s holds, of a volume in %s", i+1, cfg.ExhaustAfter, formatSegment(cfg.ExhaustedSegment), usableText(vol.GetAccessibleTopology()))
+			fill = append(fill, resp.GetSnapshot().GetSnapshotId())
 		}
 		req := s.snapshotRequest("zp-exhausted", vol.GetVolumeId(), full)
 		resp, err := s.r.CreateSnapshot(ctx, req)
 		Expect(code(err)).To(Equal(codes.ResourceExhausted), "CreateSnapshot in exhausted segment %s after %d snapshots: got %v (response %v)", formatSegment(cfg.ExhaustedSegment), cfg.ExhaustAfter, err, resp)
-		if !s.lift(cfg, vol.GetVolumeId()) {
+		if !s.lift(cfg, fill) {
 			return
 		}
 		Expect(s.retryAfterLift(req, cfg.liftTimeout())).To(Succeed(), "the same CreateSnapshot once the condition in %s was lifted", formatSegment(cfg.ExhaustedSegment))

@@ -11,10 +11,12 @@ import (
 )
 
 // Findings that do not fail a test, by the spec's keyword: a SHOULD the
-// driver did not meet, or a MAY it used to go beyond what the CO asked.
+// driver did not meet, a MAY it used to go beyond what the CO asked, or a
+// choice the spec leaves to the driver, saying which it made.
 const (
 	shouldNotMet = "SHOULD not met"
 	mayUsed      = "MAY used"
+	choiceMade   = "choice the spec leaves open"
 )
 
 // warn records a finding that does not fail the test: Ginkgo's report and
@@ -52,7 +54,7 @@ func PrintSummary(w io.Writer) func(Report) {
 			}
 			for _, e := range s.ReportEntries {
 				switch {
-				case strings.HasPrefix(e.Name, shouldNotMet) || strings.HasPrefix(e.Name, mayUsed):
+				case strings.HasPrefix(e.Name, shouldNotMet) || strings.HasPrefix(e.Name, mayUsed) || strings.HasPrefix(e.Name, choiceMade):
 					warned = append(warned, fmt.Sprintf("WARN %s %s: %s", rule(s), e.Name, e.StringRepresentation()))
 				case strings.HasPrefix(e.Name, caseEntry):
 					cases = append(cases, fmt.Sprintf("CASE %s %s: %s", rule(s), strings.TrimPrefix(e.Name, caseEntry), e.StringRepresentation()))

@@ -104,6 +104,9 @@ func New(cfg Config) (*Plugin, error) {
 	if cfg.ServeNode && cfg.NodeID == "" {
 		return nil, fmt.Errorf("a node ID is required to serve the node service")
 	}
+	if n := cfg.Topology.PreattachedVolumesPerNode(); cfg.MaxVolumesPerNode > 0 && cfg.MaxVolumesPerNode <= n {
+		return nil, fmt.Errorf("max volumes per node %d leaves no room beside the topology file's preattachedVolumesPerNode (%d)", cfg.MaxVolumesPerNode, n)
+	}
 	data, err := newDataDir(cfg.DataDir, cfg.Volatile)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zonepath/zonepath/driver/state"
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 // ControllerPublishVolume implements csi.ControllerServer. It enforces the
@@ -56,8 +57,8 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 		if singleNode(req.GetVolumeCapability()) && tx.IsPublished(volID) {
 			return status.Errorf(codes.FailedPrecondition, "volume %s has a single-node access mode and is published to another node", volID)
 		}
-		if limit := node.MaxVolumesPerNode; limit > 0 && int64(tx.PublishedVolumes(nodeID)) >= limit {
-			return status.Errorf(codes.ResourceExhausted, "node %s already has %d volumes published, its limit max_volumes_per_node", nodeID, limit)
+		if err := p.checkAttachLimit(tx, node); err != nil {
+			return err
 		}
 		tx.PutPublication(&state.Publication{VolumeID: volID, NodeID: nodeID, Readonly: req.GetReadonly()})
 		return nil
@@ -66,6 +67,25 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 		return nil, err
 	}
 	return &csi.ControllerPublishVolumeResponse{PublishContext: map[string]string{}}, nil
+}
+
+// checkAttachLimit refuses a publish that would take node past its limit,
+// counting the volumes every node has attached from the start
+// (preattachedVolumesPerNode, as a root disk) beside the published ones.
+func (p *Plugin) checkAttachLimit(tx *state.Tx, node world.NodeInfo) error {
+	limit := node.MaxVolumesPerNode
+	if limit <= 0 {
+		return nil
+	}
+	published, preattached := int64(tx.PublishedVolumes(node.ID)), p.topo.PreattachedVolumesPerNode()
+	if published+preattached < limit {
+		return nil
+	}
+	if preattached == 0 {
+		return status.Errorf(codes.ResourceExhausted, "node %s already has %d volumes published, its limit max_volumes_per_node", node.ID, limit)
+	}
+	return status.Errorf(codes.ResourceExhausted, "node %s already has %d volumes published and %d attached from the start, its limit max_volumes_per_node %d",
+		node.ID, published, preattached, limit)
 }
 
 func singleNode(c *csi.VolumeCapability) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -83,7 +84,7 @@ func (p *Plugin) snapshotSpec(req *csi.CreateSnapshotRequest) (*snapshotSpec, er
 		return nil, err
 	}
 	spec := &snapshotSpec{name: req.GetName(), source: req.GetSourceVolumeId(), copies: 1, params: req.GetParameters(), requirement: req.GetAccessibilityRequirements()}
-	if err := spec.parseParams(); err != nil {
+	if err := spec.parseParams(p.topo); err != nil {
 		return nil, err
 	}
 	if spec.requirement == nil {
@@ -102,18 +103,23 @@ func (p *Plugin) snapshotSpec(req *csi.CreateSnapshotRequest) (*snapshotSpec, er
 	return spec, nil
 }
 
-func (s *snapshotSpec) parseParams() error {
+// parseParams reads the class parameters over the topology file's
+// defaults: a snapshotScope parameter wins over snapshots.defaultScope.
+func (s *snapshotSpec) parseParams(topo *world.Topology) error {
 	if err := checkParameters(s.params, ParamSnapshotScope, ParamSnapshotCopies); err != nil {
 		return err
 	}
+	scope := topo.Snapshots.DefaultScope
 	for k, v := range s.params {
 		switch k {
 		case ParamSnapshotScope:
-			if v != "zone" && v != "region" && v != "global" {
+			if v != world.ScopeZone && v != world.ScopeRegion && v != world.ScopeGlobal {
 				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: must be zone, region or global", k, v)
 			}
-			s.regionWide = v == "region"
-			s.global = v == "global"
+			if v == world.ScopeRegion && topo.Keys.OmitRegion {
+				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: this driver reports no region key (keys.omitRegion), so no snapshot can be usable from a region", k, v)
+			}
+			scope = v
 		case ParamSnapshotCopies:
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > maxSnapshotCopies {
@@ -122,6 +128,8 @@ func (s *snapshotSpec) parseParams() error {
 			s.copies = n
 		}
 	}
+	s.regionWide = scope == world.ScopeRegion
+	s.global = scope == world.ScopeGlobal
 	return nil
 }
 
@@ -199,6 +207,9 @@ func (p *Plugin) snapshotRoom(tx *state.Tx, i int) bool {
 }
 
 func (p *Plugin) snapshotCandidates(tx *state.Tx, src *state.Volume, spec *snapshotSpec) ([]int, error) {
+	if p.topo.Snapshots.SourceZoneOnly {
+		return p.sourceZoneOnly(src, spec)
+	}
 	if spec.candidates == nil {
 		// Nothing asked for another place, so the first copy stays with
 		// its source, as the README promises; a full source zone is not
@@ -217,6 +228,26 @@ func (p *Plugin) snapshotCandidates(tx *state.Tx, src *state.Volume, spec *snaps
 	// requisite, from the rest of its region (TopologyRequirement x > n:
 	// the SP "MAY choose the remaining x-n unique topologies").
 	return spec.candidates, nil
+}
+
+// sourceZoneOnly is the one candidate of a driver that cuts snapshots
+// only where their source volume lives (snapshots.sourceZoneOnly): its
+// zone, when the requisite allows it. Anything else is a snapshot the
+// driver cannot make, RESOURCE_EXHAUSTED (spec.md CreateSnapshot Errors,
+// "Not enough resources to create snapshot"), naming the source zone so
+// the user sees where the class must allow. So is more than one copy.
+func (p *Plugin) sourceZoneOnly(src *state.Volume, spec *snapshotSpec) ([]int, error) {
+	home := p.zoneIndex(src.Zone)
+	switch {
+	case home < 0:
+		return nil, status.Errorf(codes.ResourceExhausted, "zone %s of source volume %s, the only zone this driver cuts its snapshots in, has left the topology", src.Zone, src.ID)
+	case spec.copies > 1:
+		return nil, status.Errorf(codes.ResourceExhausted, "%s=%d: this driver cuts one copy of a snapshot, in its source volume's zone %s", ParamSnapshotCopies, spec.copies, src.Zone)
+	case spec.candidates != nil && !slices.Contains(spec.candidates, home):
+		return nil, status.Errorf(codes.ResourceExhausted, "source volume %s is in zone %s, outside the requisite topology %s: this driver cuts snapshots only in their source volume's zone",
+			src.ID, src.Zone, world.FormatSegments(spec.requirement.GetRequisite()))
+	}
+	return []int{home}, nil
 }
 
 // nearZones orders zones for copies of a snapshot of a volume in zone
@@ -265,8 +296,8 @@ func (p *Plugin) snapshotTopologySegments(s *state.Snapshot) []*csi.Topology {
 	seen := map[string]bool{}
 	for _, z := range s.Zones {
 		seg := p.zoneSegment(z)
-		if s.RegionWide {
-			region := seg[p.topo.Keys.Region]
+		if s.RegionWide && !p.topo.Keys.OmitRegion {
+			region, _, _ := strings.Cut(z, "/")
 			if seen[region] {
 				continue
 			}

@@ -58,7 +58,7 @@ func (p *Plugin) zoneSegment(id string) map[string]string {
 		return p.topo.Segment(i)
 	}
 	region, zone, _ := strings.Cut(id, "/")
-	return map[string]string{p.topo.Keys.Region: region, p.topo.Keys.Zone: zone}
+	return p.topo.SegmentOf(region, zone)
 }
 
 func (p *Plugin) zoneNames(zones []int) string {

@@ -14,7 +14,16 @@ import (
 // Segment returns the CSI segment a volume in zone i is accessible from.
 func (t *Topology) Segment(i int) map[string]string {
 	z := t.Zones[i]
-	return map[string]string{t.Keys.Region: z.Region, t.Keys.Zone: z.Name}
+	return t.SegmentOf(z.Region, z.Name)
+}
+
+// SegmentOf is the segment of a zone by its names, also of a zone no
+// longer in the file: without the region key under keys.omitRegion.
+func (t *Topology) SegmentOf(region, zone string) map[string]string {
+	if t.Keys.OmitRegion {
+		return map[string]string{t.Keys.Zone: zone}
+	}
+	return map[string]string{t.Keys.Region: region, t.Keys.Zone: zone}
 }
 
 // RegionSegment returns the segment covering every zone of a region.
@@ -69,10 +78,18 @@ func (t *Topology) FindSegment(labels map[string]string) (int, string, error) {
 		return -1, "", err
 	}
 	if len(zones) != 1 {
-		return -1, "", fmt.Errorf("labels %s select %d zones; a node must carry %s and %s of exactly one zone",
-			FormatSegment(labels), len(zones), t.Keys.Region, t.Keys.Zone)
+		return -1, "", fmt.Errorf("labels %s select %d zones; a node must carry %s of exactly one zone",
+			FormatSegment(labels), len(zones), t.zoneKeys())
 	}
 	return zones[0], labels[t.Keys.Rack], nil
+}
+
+// zoneKeys names the keys that place a zone, for messages.
+func (t *Topology) zoneKeys() string {
+	if t.Keys.OmitRegion {
+		return t.Keys.Zone
+	}
+	return t.Keys.Region + " and " + t.Keys.Zone
 }
 
 // ErrUnknownTopology marks a well-formed requirement whose requisite
@@ -132,7 +149,7 @@ func (t *Topology) selectValid(seg map[string]string) []int {
 
 func (t *Topology) checkPair(k, v string) error {
 	if k != t.Keys.Region && k != t.Keys.Zone && k != t.Keys.Rack {
-		return fmt.Errorf("unknown topology key %q: this driver uses %s, %s and %s", k, t.Keys.Region, t.Keys.Zone, t.Keys.Rack)
+		return fmt.Errorf("unknown topology key %q: this driver uses %s and %s", k, t.zoneKeys(), t.Keys.Rack)
 	}
 	if errs := validation.IsQualifiedName(k); len(errs) > 0 {
 		return fmt.Errorf("topology key %q: %s", k, strings.Join(errs, "; "))
@@ -149,7 +166,9 @@ func (t *Topology) selects(seg map[string]string, i int) bool {
 	for k, v := range seg {
 		switch k {
 		case t.Keys.Region:
-			if v != z.Region {
+			// Under keys.omitRegion the driver reports no region, so
+			// a segment naming one names no topology of this driver.
+			if t.Keys.OmitRegion || v != z.Region {
 				return false
 			}
 		case t.Keys.Zone:

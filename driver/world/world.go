@@ -44,6 +44,10 @@ type Keys struct {
 	Region string `json:"region,omitempty"`
 	Zone   string `json:"zone,omitempty"`
 	Rack   string `json:"rack,omitempty"`
+	// OmitRegion makes the driver report no region key, as drivers with
+	// one zone key do; a requested segment with the region key then names
+	// no zone, and zone names must be unique across regions.
+	OmitRegion bool `json:"omitRegion,omitempty"`
 }
 
 // File is the on-disk topology description.
@@ -56,6 +60,12 @@ type File struct {
 	// Nodes names the nodes the controller may publish to, where they
 	// are and, optionally, their own attach limit.
 	Nodes []Node `json:"nodes,omitempty"`
+	// Snapshots says where snapshots are usable from when the
+	// VolumeSnapshotClass does not, and where they may be cut.
+	Snapshots Snapshots `json:"snapshots,omitempty"`
+	// PreattachedVolumesPerNode is how many volumes every node has
+	// attached from the start (a root disk), counted against its limit.
+	PreattachedVolumesPerNode int64 `json:"preattachedVolumesPerNode,omitempty"`
 }
 
 // Region is a named group of zones.
@@ -109,10 +119,13 @@ func (z ZoneInfo) ID() string { return z.Region + "/" + z.Name }
 
 // Topology is a validated topology file.
 type Topology struct {
-	Keys              Keys
+	Keys Keys
+	// Snapshots has its DefaultScope filled in.
+	Snapshots         Snapshots
 	Zones             []ZoneInfo
 	byID              map[string]int
 	maxVolumesPerNode int64
+	preattached       int64
 	nodes             map[string]NodeInfo
 }
 
@@ -194,6 +207,9 @@ func (f File) Validate() (*Topology, error) {
 			return nil, fmt.Errorf("nodes[%d]: duplicate node %q", i, n.ID)
 		}
 		t.nodes[n.ID] = info
+	}
+	if err := t.validateKnobs(f); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	"github.com/zonepath/zonepath/driver/world"
 	"github.com/zonepath/zonepath/fakezones/objects"
 	"github.com/zonepath/zonepath/fakezones/pki"
 	"github.com/zonepath/zonepath/fakezones/proc"
@@ -100,7 +101,7 @@ func Up(ctx context.Context, o Options) (s *State, err error) {
 	if err := u.w.reset(); err != nil {
 		return nil, err
 	}
-	u.state = &State{WorkDir: o.WorkDir, Kubeconfig: u.w.adminKubeconfig(), Controller: u.controllerSocket()}
+	u.state = &State{WorkDir: o.WorkDir, Kubeconfig: u.w.adminKubeconfig(), Controller: u.controllerSocket(), ZoneKey: o.Cluster.Keys.Zone}
 	for i, d := range o.Cluster.ExtraDrivers {
 		u.state.ExtraDrivers = append(u.state.ExtraDrivers, ExtraDriver{
 			Name: d.Name, Controller: extraControllerSocket(o.WorkDir, i), Disabled: d.DisableCapabilities})
@@ -345,7 +346,7 @@ func (u *up) startRest(context.Context) error {
 
 // writeConfigs writes the driver's topology file and kwok's stages.
 func (u *up) writeConfigs() error {
-	topo, err := yaml.Marshal(u.o.Cluster.DriverTopology())
+	topo, err := u.o.Cluster.DriverTopologyYAML()
 	if err != nil {
 		return err
 	}
@@ -434,6 +435,10 @@ func (s *State) Summary() string {
 		fmt.Fprintf(&b, "CSI driver:  %s (controller of %s%s)\n", d.Controller, d.Name, disabled)
 	}
 	fmt.Fprintf(&b, "logs:        %s\n", (&workDir{dir: s.WorkDir}).path("logs"))
-	fmt.Fprintf(&b, "try:         kubectl --kubeconfig %s get nodes -L topology.kubernetes.io/zone\n", s.Kubeconfig)
+	zoneKey := s.ZoneKey
+	if zoneKey == "" {
+		zoneKey = world.DefaultZoneKey // a state written before the key was recorded
+	}
+	fmt.Fprintf(&b, "try:         kubectl --kubeconfig %s get nodes -L %s\n", s.Kubeconfig, zoneKey)
 	return b.String()
 }

@@ -73,6 +73,8 @@ type State struct {
 	Processes  []*proc.Process `json:"processes"`
 	// ExtraDrivers are the cluster file's extra drivers, as started.
 	ExtraDrivers []ExtraDriver `json:"extraDrivers,omitempty"`
+	// ZoneKey is the driver's zone key, the label its nodes' zones are in.
+	ZoneKey string `json:"zoneKey,omitempty"`
 
 	// client is Serving's client of the API server.
 	clientOnce sync.Once

@@ -290,7 +290,7 @@ func newPlugin(cfg Config, d Driver, n spec.Node, mount string) (*plugin.Plugin,
 	pc := plugin.Config{
 		Name: d.Name, Endpoint: "unix://" + d.socket(n.Name), NodeID: n.Name,
 		StateDir: filepath.Join(d.StateDir, n.Name), DataDir: d.DataDir,
-		Topology: cfg.Topology, Node: plugin.NodeLocation{Zone: zone},
+		Topology: cfg.Topology, Node: plugin.NodeLocation{Zone: zone, Rack: n.Rack},
 		ServeNode: true, Mount: mount,
 		// The state goes with the cluster; a thousand plugins waiting on
 		// their fsyncs took half a minute to open on a busy disk.

@@ -211,13 +211,16 @@ func storageClasses(cl *spec.Cluster, driver string) []*storagev1.StorageClass {
 	return out
 }
 
-// zoneTerm selects the i-th zone, with its region: the shape the driver
-// reports for a zonal segment.
+// zoneTerm selects the i-th zone, with its region unless the driver
+// reports none: the shape, under the driver's keys, it reports for a
+// zonal segment.
 func zoneTerm(cl *spec.Cluster, i int) v1.TopologySelectorTerm {
-	return v1.TopologySelectorTerm{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{
-		{Key: RegionLabel, Values: []string{cl.RegionOf(i)}},
-		{Key: ZoneLabel, Values: []string{spec.ZoneName(i)}},
-	}}
+	var term v1.TopologySelectorTerm
+	if !cl.Keys.OmitRegion {
+		term.MatchLabelExpressions = append(term.MatchLabelExpressions, v1.TopologySelectorLabelRequirement{Key: cl.Keys.Region, Values: []string{cl.RegionOf(i)}})
+	}
+	term.MatchLabelExpressions = append(term.MatchLabelExpressions, v1.TopologySelectorLabelRequirement{Key: cl.Keys.Zone, Values: []string{spec.ZoneName(i)}})
+	return term
 }
 
 // InstallSnapshotClasses creates the VolumeSnapshotClasses of every
@@ -252,11 +255,14 @@ func snapshotClasses(cl *spec.Cluster, driver string) []*unstructured.Unstructur
 	def := class(prefix)
 	def.SetAnnotations(map[string]string{"snapshot.storage.kubernetes.io/is-default-class": "true"})
 	zonal := class(prefix + "-" + spec.ZoneName(0))
-	term := zoneTerm(cl, 0)
-	zonal.Object["allowedTopologies"] = []any{map[string]any{"matchLabelExpressions": []any{
-		map[string]any{"key": term.MatchLabelExpressions[0].Key, "values": []any{term.MatchLabelExpressions[0].Values[0]}},
-		map[string]any{"key": term.MatchLabelExpressions[1].Key, "values": []any{term.MatchLabelExpressions[1].Values[0]}},
-	}}}
+	var exprs []any
+	for _, e := range zoneTerm(cl, 0).MatchLabelExpressions {
+		exprs = append(exprs, map[string]any{"key": e.Key, "values": []any{e.Values[0]}})
+	}
+	zonal.Object["allowedTopologies"] = []any{map[string]any{"matchLabelExpressions": exprs}}
+	if cl.Keys.OmitRegion {
+		return []*unstructured.Unstructured{def, zonal} // no region to be usable from
+	}
 	region := class(prefix + "-region")
 	region.Object["parameters"] = map[string]any{"zonepath.csi.dev/snapshotScope": "region"}
 	return []*unstructured.Unstructured{def, zonal, region}
@@ -331,7 +337,8 @@ func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster, progress func
 }
 
 // Node is the Node object of a fake node: kwok manages it (annotation),
-// it carries the well-known topology labels, and its status has room for
+// it carries the well-known topology labels unless the cluster file says
+// not to (spec.File.WellKnownNodeLabels), and its status has room for
 // pods. It is created Ready, with the status kwok's node-initialize stage
 // would give it (conditions, address, node info, phase), as a kubelet
 // posts its Node with a status: kwok would otherwise patch every new
@@ -339,6 +346,14 @@ func CreateNodes(ctx context.Context, c Clients, cl *spec.Cluster, progress func
 // untaint it meanwhile, most of the API server's work at a thousand
 // nodes. kwok keeps its lease and heartbeats.
 func Node(n spec.Node) *v1.Node {
+	node := node(n)
+	if n.WellKnownLabels {
+		node.Labels[RegionLabel], node.Labels[ZoneLabel] = n.Region, n.Zone
+	}
+	return node
+}
+
+func node(n spec.Node) *v1.Node {
 	capacity := v1.ResourceList{
 		v1.ResourceCPU:    resource.MustParse("32"),
 		v1.ResourceMemory: resource.MustParse("256Gi"),
@@ -352,7 +367,7 @@ func Node(n spec.Node) *v1.Node {
 				// As kubelet labels its Node: else the node lifecycle
 				// controller patches every Node to add them.
 				"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
-				"type": "kwok", RegionLabel: n.Region, ZoneLabel: n.Zone,
+				"type": "kwok",
 			},
 			Annotations: map[string]string{KwokAnnotation: "fake"},
 		},

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
 
 	"github.com/zonepath/zonepath/fakezones/spec"
 )
@@ -83,4 +84,64 @@ func TestVolumeSnapshotClass(t *testing.T) {
 			t.Errorf("VolumeSnapshot(class %q) = %v", class, vs.Object)
 		}
 	}
+}
+
+// TestClassesUseTheDriversKeys: the classes' topology terms carry the keys
+// the driver reports, the region left out when it reports none, and nodes
+// lose the well-known labels when the cluster file says so.
+func TestClassesUseTheDriversKeys(t *testing.T) {
+	cases := []struct {
+		name, doc   string
+		wantKeys    []string
+		wantClasses int
+	}{
+		{"defaults", "zones: 2\n", []string{"topology.kubernetes.io/region", "topology.kubernetes.io/zone"}, 3},
+		{"prefixed", "driver:\n  topology:\n    keys: {region: topology.zonepath.csi.dev/region, zone: topology.zonepath.csi.dev/zone}\n",
+			[]string{"topology.zonepath.csi.dev/region", "topology.zonepath.csi.dev/zone"}, 3},
+		{"zone only: no region key, no region class", "driver:\n  topology:\n    keys: {omitRegion: true}\n", []string{"topology.kubernetes.io/zone"}, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := load(t, tc.doc)
+			var got []string
+			for _, e := range StorageClasses(cl)[1].AllowedTopologies[0].MatchLabelExpressions {
+				got = append(got, e.Key)
+			}
+			if diff := cmp.Diff(tc.wantKeys, got); diff != "" {
+				t.Errorf("StorageClass keys (-want +got):\n%s", diff)
+			}
+			classes := SnapshotClasses(cl)
+			terms, _, _ := unstructured.NestedSlice(classes[1].Object, "allowedTopologies")
+			exprs := terms[0].(map[string]any)["matchLabelExpressions"].([]any)
+			got = nil
+			for _, e := range exprs {
+				got = append(got, e.(map[string]any)["key"].(string))
+			}
+			if diff := cmp.Diff(tc.wantKeys, got); diff != "" {
+				t.Errorf("VolumeSnapshotClass keys (-want +got):\n%s", diff)
+			}
+			if len(classes) != tc.wantClasses {
+				t.Errorf("%d VolumeSnapshotClasses, want %d", len(classes), tc.wantClasses)
+			}
+		})
+	}
+	for doc, want := range map[string]bool{"zones: 1\n": true, "zones: 1\nwellKnownNodeLabels: false\n": false} {
+		n := Node(load(t, doc).Nodes[0])
+		if _, has := n.Labels[ZoneLabel]; has != want || n.Labels["kubernetes.io/hostname"] != n.Name {
+			t.Errorf("%q: node labels %v, want the zone label %t", doc, n.Labels, want)
+		}
+	}
+}
+
+func load(t *testing.T, doc string) *spec.Cluster {
+	t.Helper()
+	var f spec.File
+	if err := yaml.UnmarshalStrict([]byte(doc), &f); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := f.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
 }

@@ -53,6 +53,7 @@ const (
 	MaxNodesPerZone = 5000
 	MaxNodes        = 10000
 	MaxRegions      = MaxZones
+	MaxRacksPerZone = 100
 )
 
 // File is the cluster file.
@@ -78,6 +79,34 @@ type File struct {
 	// second driver in the same cluster, for example one that lacks a
 	// capability.
 	ExtraDrivers []ExtraDriver `json:"extraDrivers,omitempty"`
+	// Driver configures the driver's topology file beyond the zones and
+	// nodes, so that zonepath plays another driver family; the extra
+	// drivers share it.
+	Driver DriverSettings `json:"driver,omitempty"`
+	// WellKnownNodeLabels false creates the kwok nodes without the
+	// topology.kubernetes.io/* labels: their topology labels then come
+	// only from the node plugins' registration, as kubelet's do. Default
+	// true.
+	WellKnownNodeLabels *bool `json:"wellKnownNodeLabels,omitempty"`
+}
+
+// DriverSettings are the cluster file's driver section.
+type DriverSettings struct {
+	// Topology goes verbatim into the driver's topology file, beside the
+	// regions, zones and nodes the cluster generates.
+	Topology DriverTopology `json:"topology,omitempty"`
+	// RacksPerZone splits every zone into rack-1 ... rack-N, the nodes of
+	// a zone spread over them round robin; node segments then carry the
+	// rack key. 0: no racks.
+	RacksPerZone int `json:"racksPerZone,omitempty"`
+}
+
+// DriverTopology is what a cluster file may set of the driver's topology
+// file (driver/README.md, Topology file).
+type DriverTopology struct {
+	Keys                      world.Keys      `json:"keys,omitempty"`
+	Snapshots                 world.Snapshots `json:"snapshots,omitempty"`
+	PreattachedVolumesPerNode int64           `json:"preattachedVolumesPerNode,omitempty"`
 }
 
 // ExtraDriver is one more zonepath driver instance.
@@ -101,9 +130,14 @@ type NodeOverride struct {
 // Node is one expanded fake node.
 type Node struct {
 	Name, Region, Zone string
-	Registration       Registration
-	RegisterAfter      time.Duration
-	MaxVolumesPerNode  int64
+	// Rack is "" unless the cluster has racks.
+	Rack string
+	// WellKnownLabels says whether the Node object carries the
+	// topology.kubernetes.io/* labels (File.WellKnownNodeLabels).
+	WellKnownLabels   bool
+	Registration      Registration
+	RegisterAfter     time.Duration
+	MaxVolumesPerNode int64
 }
 
 // HasDriver says whether the node runs a zonepath node plugin.
@@ -119,6 +153,9 @@ func (n Node) RegistersAtStart() bool { return n.Registration == Registered }
 type Cluster struct {
 	File
 	Nodes []Node
+	// Keys are the driver's topology keys, defaults filled in: the keys
+	// of the classes the cluster installs.
+	Keys world.Keys
 }
 
 // Drivers are the names of every driver the cluster runs: zonepath's,
@@ -170,7 +207,33 @@ func (f File) Expand() (*Cluster, error) {
 			return nil, fmt.Errorf("nodes: %q: %w", o.Name, err)
 		}
 	}
-	return &Cluster{File: f, Nodes: nodes}, nil
+	cl := &Cluster{File: f, Nodes: nodes}
+	topo, err := cl.ParseDriverTopology()
+	if err != nil {
+		return nil, err
+	}
+	cl.Keys = topo.Keys
+	return cl, nil
+}
+
+// ParseDriverTopology renders the driver's topology file and parses it as
+// the driver will, so that a mistake in the driver section stops the
+// cluster file before any process starts.
+func (c *Cluster) ParseDriverTopology() (*world.Topology, error) {
+	data, err := c.DriverTopologyYAML()
+	if err != nil {
+		return nil, err
+	}
+	topo, err := world.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("driver: the topology file it makes is not one the driver takes: %w", err)
+	}
+	return topo, nil
+}
+
+// DriverTopologyYAML is the driver's topology file.
+func (c *Cluster) DriverTopologyYAML() ([]byte, error) {
+	return yaml.Marshal(c.DriverTopology())
 }
 
 func (f *File) defaults() {
@@ -197,6 +260,8 @@ func (f File) validate() error {
 		return fmt.Errorf("zones x nodesPerZone: %d x %d is %d nodes, over the %d a cluster may have", f.Zones, f.NodesPerZone, f.Zones*f.NodesPerZone, MaxNodes)
 	case f.MaxVolumesPerNode < 0:
 		return fmt.Errorf("maxVolumesPerNode: %d is negative", f.MaxVolumesPerNode)
+	case f.Driver.RacksPerZone < 0 || f.Driver.RacksPerZone > MaxRacksPerZone:
+		return fmt.Errorf("driver.racksPerZone: %d is not between 0 and %d", f.Driver.RacksPerZone, MaxRacksPerZone)
 	}
 	if err := f.validateExtraDrivers(); err != nil {
 		return err
@@ -302,16 +367,25 @@ func RegionName(i int) string { return fmt.Sprintf("region-%d", i+1) }
 // RegionOf is the region of the i-th zone: zones go round robin.
 func (f File) RegionOf(zone int) string { return RegionName(zone % f.Regions) }
 
+// RackName is the name of the i-th rack of a zone: rack-1, rack-2, ...
+func RackName(i int) string { return fmt.Sprintf("rack-%d", i+1) }
+
 func (f File) nodes() []Node {
 	nodes := make([]Node, 0, f.Zones*f.NodesPerZone)
+	wellKnown := f.WellKnownNodeLabels == nil || *f.WellKnownNodeLabels
 	for z := 0; z < f.Zones; z++ {
 		for i := 1; i <= f.NodesPerZone; i++ {
-			nodes = append(nodes, Node{
+			n := Node{
 				Name:   fmt.Sprintf("node-%s-%d", zoneLetters(z), i),
 				Region: f.RegionOf(z), Zone: ZoneName(z),
+				WellKnownLabels:   wellKnown,
 				Registration:      Registered,
 				MaxVolumesPerNode: f.MaxVolumesPerNode,
-			})
+			}
+			if f.Driver.RacksPerZone > 0 {
+				n.Rack = RackName((i - 1) % f.Driver.RacksPerZone)
+			}
+			nodes = append(nodes, n)
 		}
 	}
 	return nodes
@@ -321,13 +395,18 @@ func (f File) nodes() []Node {
 // its regions and zones, and every node with the driver, so that the
 // controller can publish to them.
 func (c *Cluster) DriverTopology() world.File {
-	f := world.File{MaxVolumesPerNode: c.MaxVolumesPerNode}
+	t := c.Driver.Topology
+	f := world.File{MaxVolumesPerNode: c.MaxVolumesPerNode, Keys: t.Keys, Snapshots: t.Snapshots, PreattachedVolumesPerNode: t.PreattachedVolumesPerNode}
+	var racks []string
+	for i := range c.Driver.RacksPerZone {
+		racks = append(racks, RackName(i))
+	}
 	for r := 0; r < c.Regions; r++ {
 		f.Regions = append(f.Regions, world.Region{Name: RegionName(r)})
 	}
 	for z := 0; z < c.Zones; z++ {
 		r := z % c.Regions
-		zone := world.Zone{Name: ZoneName(z)}
+		zone := world.Zone{Name: ZoneName(z), Racks: racks}
 		if q, ok := c.SnapshotQuotas[zone.Name]; ok {
 			zone.SnapshotQuota = &q
 		}
@@ -338,7 +417,7 @@ func (c *Cluster) DriverTopology() world.File {
 			continue
 		}
 		limit := n.MaxVolumesPerNode
-		f.Nodes = append(f.Nodes, world.Node{ID: n.Name, Zone: n.Region + "/" + n.Zone, MaxVolumesPerNode: &limit})
+		f.Nodes = append(f.Nodes, world.Node{ID: n.Name, Zone: n.Region + "/" + n.Zone, Rack: n.Rack, MaxVolumesPerNode: &limit})
 	}
 	return f
 }

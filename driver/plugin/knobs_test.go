@@ -1,0 +1,227 @@
+package plugin_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+
+	"github.com/zonepath/zonepath/driver/drivertest"
+	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/world"
+)
+
+// zoneOnly is a segment under keys.omitRegion.
+func zoneOnly(z string) *csi.Topology {
+	return &csi.Topology{Segments: map[string]string{world.DefaultZoneKey: z}}
+}
+
+// TestOmitRegion: a driver with one zone key (keys.omitRegion) reports no
+// region key in NodeGetInfo, volumes or snapshots, and a requisite whose
+// segments carry one names no topology of it: INVALID_ARGUMENT as for a
+// misspelt zone (spec.md CreateSnapshotRequest accessibility_requirements:
+// "COs SHALL only specify topological accessibility information supported
+// by the SP").
+func TestOmitRegion(t *testing.T) {
+	c := newClientIn(t, "keys: {omitRegion: true}\n"+drivertest.World(""), "")
+	ctx := context.Background()
+	info, err := c.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+	if err != nil || !sameTopology([]*csi.Topology{info.GetAccessibleTopology()}, []*csi.Topology{zoneOnly("zone-a")}) {
+		t.Fatalf("NodeGetInfo = %v, %v; want the zone key only", info, err)
+	}
+	vol := c.mustCreateVolume(drivertest.VolumeRequest("omit-vol", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{zoneOnly("zone-d")}}))
+	if got := vol.GetAccessibleTopology(); !sameTopology(got, []*csi.Topology{zoneOnly("zone-d")}) {
+		t.Fatalf("volume accessible_topology = %v, want zone-d without region", got)
+	}
+	snap := c.mustCreateSnapshot("omit-snap", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: []*csi.Topology{zoneOnly("zone-b")}})
+	if got := snap.GetAccessibleTopology(); !sameTopology(got, []*csi.Topology{zoneOnly("zone-b")}) {
+		t.Fatalf("snapshot accessible_topology = %v, want zone-b without region", got)
+	}
+	tests := []struct {
+		name string
+		call func() error
+		want codes.Code
+		msg  string
+	}{
+		{"volume requisite with a region key", errOf(c.CreateVolume, drivertest.VolumeRequest("omit-bad-1", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")})),
+			codes.InvalidArgument, "names no zone of this driver"},
+		{"snapshot requisite with a region key", errOf(c.CreateSnapshot, drivertest.SnapshotRequest("omit-bad-2", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: zones("zone-d")})),
+			codes.InvalidArgument, "names no zone of this driver"},
+		{"region scope parameter", errOf(c.CreateSnapshot, &csi.CreateSnapshotRequest{Name: "omit-bad-3", SourceVolumeId: vol.GetVolumeId(),
+			Parameters: map[string]string{plugin.ParamSnapshotScope: "region"}}), codes.InvalidArgument, "keys.omitRegion"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); codeOf(err) != tt.want || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("got %v, want %v containing %q", err, tt.want, tt.msg)
+			}
+		})
+	}
+}
+
+// TestDefaultSnapshotScope: snapshots.defaultScope sets the scope of a
+// snapshot whose parameters name none, and the parameter still wins.
+// Region scope answers one {region} segment; global none at all (spec.md
+// Snapshot.accessible_topology: "If it is not specified, the CO MAY assume
+// the snapshot is equally usable from all topologies in the cluster").
+func TestDefaultSnapshotScope(t *testing.T) {
+	tests := []struct {
+		name, scope string
+		params      map[string]string
+		req         *csi.TopologyRequirement
+		want        []*csi.Topology
+	}{
+		{"zone default", "", nil, nil, zones("zone-b")},
+		{"region default", "region", nil, nil, []*csi.Topology{region("region-1")}},
+		{"region default, requisite in another region", "region", nil, &csi.TopologyRequirement{Requisite: zones("zone-d")}, []*csi.Topology{region("region-2")}},
+		{"region default, zone parameter", "region", map[string]string{plugin.ParamSnapshotScope: "zone"}, nil, zones("zone-b")},
+		{"global default", "global", nil, nil, nil},
+		{"global default, requisite", "global", nil, &csi.TopologyRequirement{Requisite: zones("zone-a")}, nil},
+		{"global default, region parameter", "global", map[string]string{plugin.ParamSnapshotScope: "region"}, nil, []*csi.Topology{region("region-1")}},
+		{"zone default, global parameter", "zone", map[string]string{plugin.ParamSnapshotScope: "global"}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := drivertest.World("")
+			if tt.scope != "" {
+				doc = "snapshots: {defaultScope: " + tt.scope + "}\n" + doc
+			}
+			c := newClientIn(t, doc, "")
+			src := c.mustCreateVolume(drivertest.VolumeRequest("scope-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")}))
+			resp, err := c.CreateSnapshot(context.Background(), &csi.CreateSnapshotRequest{Name: "scope", SourceVolumeId: src.GetVolumeId(),
+				Parameters: tt.params, AccessibilityRequirements: tt.req})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.GetSnapshot().GetAccessibleTopology(); !sameTopology(got, tt.want) {
+				t.Fatalf("accessible_topology = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSourceZoneOnly: a driver that cuts snapshots only in their source
+// volume's zone (snapshots.sourceZoneOnly) cuts them there when the
+// requisite allows it, and answers anything else RESOURCE_EXHAUSTED
+// naming that zone (spec.md CreateSnapshot Errors: "Not enough resources
+// to create snapshot").
+func TestSourceZoneOnly(t *testing.T) {
+	c := newClientIn(t, "snapshots: {sourceZoneOnly: true}\n"+drivertest.World(""), "")
+	src := c.mustCreateVolume(drivertest.VolumeRequest("szo-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")}))
+	tests := []struct {
+		name     string
+		params   map[string]string
+		req      *csi.TopologyRequirement
+		want     []*csi.Topology
+		wantCode codes.Code
+	}{
+		{"no requirements", nil, nil, zones("zone-b"), codes.OK},
+		{"requisite with the source zone, preferring another", nil, &csi.TopologyRequirement{Requisite: zones("zone-a", "zone-b"), Preferred: zones("zone-a")}, zones("zone-b"), codes.OK},
+		{"whole region requisite", nil, &csi.TopologyRequirement{Requisite: []*csi.Topology{region("region-1")}}, zones("zone-b"), codes.OK},
+		{"requisite without the source zone", nil, &csi.TopologyRequirement{Requisite: zones("zone-a", "zone-d")}, nil, codes.ResourceExhausted},
+		{"two copies", map[string]string{plugin.ParamSnapshotCopies: "2"}, nil, nil, codes.ResourceExhausted},
+		{"two copies within a requisite", map[string]string{plugin.ParamSnapshotCopies: "2"}, &csi.TopologyRequirement{Requisite: zones("zone-a", "zone-b")}, nil, codes.ResourceExhausted},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := c.CreateSnapshot(context.Background(), &csi.CreateSnapshotRequest{Name: "szo-" + string(rune('a'+i)), SourceVolumeId: src.GetVolumeId(),
+				Parameters: tt.params, AccessibilityRequirements: tt.req})
+			if codeOf(err) != tt.wantCode {
+				t.Fatalf("CreateSnapshot: %v, want %v", err, tt.wantCode)
+			}
+			if err != nil {
+				if !strings.Contains(err.Error(), "region-1/zone-b") {
+					t.Fatalf("error %v does not name the source zone region-1/zone-b", err)
+				}
+				return
+			}
+			if got := resp.GetSnapshot().GetAccessibleTopology(); !sameTopology(got, tt.want) {
+				t.Fatalf("accessible_topology = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPreattachedVolumes: with preattachedVolumesPerNode every node
+// reports its whole max_volumes_per_node, and ControllerPublishVolume
+// answers RESOURCE_EXHAUSTED (spec.md ControllerPublishVolume Errors, "Max
+// volumes attached") once published plus pre-attached volumes reach it.
+func TestPreattachedVolumes(t *testing.T) {
+	tests := []struct {
+		name                  string
+		max, preattached, fit int64
+		flagMax               int64
+	}{
+		{"none pre-attached", 3, 0, 3, 0},
+		{"one of three", 3, 1, 2, 0},
+		{"two of three", 3, 2, 1, 0},
+		{"the flag's limit counts them too", 2, 1, 3, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := "maxVolumesPerNode: " + itoa(tt.max) + "\npreattachedVolumesPerNode: " + itoa(tt.preattached) + "\n" + drivertest.World("")
+			d := drivertest.Start(t, drivertest.Options{World: doc, Config: maxVolumesPerNode(tt.flagMax)})
+			c := newCSIClient(t, d)
+			ctx := context.Background()
+			info, err := c.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := max(tt.max, tt.flagMax); info.GetMaxVolumesPerNode() != want {
+				t.Fatalf("max_volumes_per_node = %d, want %d", info.GetMaxVolumesPerNode(), want)
+			}
+			for i := int64(0); i <= tt.fit; i++ {
+				v := c.mustCreateVolume(drivertest.VolumeRequest("pre-"+itoa(i), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
+				_, err := c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: v.GetVolumeId(), NodeId: info.GetNodeId(), VolumeCapability: drivertest.MountCapability()})
+				want := codes.OK
+				if i == tt.fit {
+					want = codes.ResourceExhausted
+				}
+				if codeOf(err) != want {
+					t.Fatalf("publish %d of %d that fit: %v, want %v", i+1, tt.fit, err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestPreattachedFillingTheFlagLimit: a --max-volumes-per-node leaving no
+// room beside the pre-attached volumes stops the driver at start.
+func TestPreattachedFillingTheFlagLimit(t *testing.T) {
+	topo, err := world.Parse([]byte("maxVolumesPerNode: 4\npreattachedVolumesPerNode: 2\n" + drivertest.World("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = plugin.New(plugin.Config{Topology: topo, StateDir: t.TempDir(), MaxVolumesPerNode: 2, ServeController: true})
+	if err == nil || !strings.Contains(err.Error(), "preattachedVolumesPerNode (2)") {
+		t.Fatalf("New = %v, want an error naming preattachedVolumesPerNode", err)
+	}
+}
+
+// TestRacksReported: a zone split into racks makes the node report the
+// rack key beside region and zone, while volumes stay zonal, and a
+// requisite without the rack key (what a provisioner sends from a
+// zone-only StorageClass) is accepted.
+func TestRacksReported(t *testing.T) {
+	doc := "regions:\n- name: region-1\n  zones: [{name: zone-a, racks: [rack-1, rack-2]}, {name: zone-b, racks: [rack-1, rack-2]}]\n"
+	d := drivertest.Start(t, drivertest.Options{World: doc, Config: func(c *plugin.Config) { c.Node = plugin.NodeLocation{Zone: 1, Rack: "rack-2"} }})
+	c := newCSIClient(t, d)
+	info, err := c.NodeGetInfo(context.Background(), &csi.NodeGetInfoRequest{})
+	want := map[string]string{world.DefaultRegionKey: "region-1", world.DefaultZoneKey: "zone-b", world.DefaultRackKey: "rack-2"}
+	if err != nil || !sameTopology([]*csi.Topology{info.GetAccessibleTopology()}, []*csi.Topology{{Segments: want}}) {
+		t.Fatalf("NodeGetInfo = %v, %v; want segment %v", info, err, want)
+	}
+	zoneClass := &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{world.DefaultZoneKey: "zone-b"}}}}
+	vol := c.mustCreateVolume(drivertest.VolumeRequest("rack-vol", gib, zoneClass))
+	if got := vol.GetAccessibleTopology(); !sameTopology(got, zones("zone-b")) {
+		t.Fatalf("volume accessible_topology = %v, want zone-b with region and zone keys", got)
+	}
+	if snap := c.mustCreateSnapshot("rack-snap", vol.GetVolumeId(), zoneClass); !sameTopology(snap.GetAccessibleTopology(), zones("zone-b")) {
+		t.Fatalf("snapshot accessible_topology = %v, want zone-b", snap.GetAccessibleTopology())
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

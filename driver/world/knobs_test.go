@@ -1,0 +1,114 @@
+package world_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+
+	"github.com/zonepath/zonepath/driver/world"
+)
+
+// TestParseKnobs: the settings that make the driver play another driver
+// family parse, get their defaults, and refuse combinations the driver
+// could not honour, with a message naming the field.
+func TestParseKnobs(t *testing.T) {
+	const twoRegions = "regions:\n- name: r1\n  zones: [{name: a}, {name: b}]\n- name: r2\n  zones: [{name: c}]\n"
+	const sameZoneName = "regions:\n- name: r1\n  zones: [{name: a}]\n- name: r2\n  zones: [{name: a}]\n"
+	tests := []struct {
+		name, doc       string
+		wantScope       string
+		wantSourceOnly  bool
+		wantPreattached int64
+		wantErr         string
+	}{
+		{"defaults", twoRegions, world.ScopeZone, false, 0, ""},
+		{"region default scope", "snapshots: {defaultScope: region}\n" + twoRegions, world.ScopeRegion, false, 0, ""},
+		{"global default scope", "snapshots: {defaultScope: global}\n" + twoRegions, world.ScopeGlobal, false, 0, ""},
+		{"source zone only", "snapshots: {sourceZoneOnly: true}\n" + twoRegions, world.ScopeZone, true, 0, ""},
+		{"unknown scope", "snapshots: {defaultScope: rack}\n" + twoRegions, "", false, 0, `snapshots.defaultScope: "rack" must be zone, region or global`},
+		{"unknown snapshots field", "snapshots: {scope: zone}\n" + twoRegions, "", false, 0, `unknown field "scope"`},
+		{"omitRegion with unique zones", "keys: {omitRegion: true}\n" + twoRegions, world.ScopeZone, false, 0, ""},
+		{"omitRegion with a zone name in two regions", "keys: {omitRegion: true}\n" + sameZoneName, "", false, 0, `keys.omitRegion: zone "a" is in regions r1 and r2`},
+		{"omitRegion with region scope", "keys: {omitRegion: true}\nsnapshots: {defaultScope: region}\n" + twoRegions, "", false, 0, "snapshots.defaultScope: \"region\" needs a region key"},
+		{"omitRegion with global scope", "keys: {omitRegion: true}\nsnapshots: {defaultScope: global}\n" + twoRegions, world.ScopeGlobal, false, 0, ""},
+		{"preattached under the limit", "maxVolumesPerNode: 3\npreattachedVolumesPerNode: 2\n" + twoRegions, world.ScopeZone, false, 2, ""},
+		{"preattached at the limit", "maxVolumesPerNode: 2\npreattachedVolumesPerNode: 2\n" + twoRegions, "", false, 0, "preattachedVolumesPerNode: 2 must be less than maxVolumesPerNode (2)"},
+		{"preattached without a limit", "preattachedVolumesPerNode: 1\n" + twoRegions, "", false, 0, "preattachedVolumesPerNode: 1 must be less than maxVolumesPerNode (0)"},
+		{"preattached negative", "maxVolumesPerNode: 2\npreattachedVolumesPerNode: -1\n" + twoRegions, "", false, 0, "preattachedVolumesPerNode: must not be negative"},
+		{"preattached filling a node's own limit", "maxVolumesPerNode: 4\npreattachedVolumesPerNode: 1\nnodes: [{id: n1, zone: a, maxVolumesPerNode: 1}]\n" + twoRegions, "", false, 0,
+			"nodes[0]: maxVolumesPerNode 1 must be more than preattachedVolumesPerNode (1)"},
+		{"preattached beside a node without a limit", "maxVolumesPerNode: 4\npreattachedVolumesPerNode: 1\nnodes: [{id: n1, zone: a, maxVolumesPerNode: 0}]\n" + twoRegions, world.ScopeZone, false, 1, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topo, err := world.Parse([]byte(tc.doc))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Parse = %v, want error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if topo.Snapshots.DefaultScope != tc.wantScope || topo.Snapshots.SourceZoneOnly != tc.wantSourceOnly || topo.PreattachedVolumesPerNode() != tc.wantPreattached {
+				t.Errorf("got scope %q, sourceZoneOnly %t, preattached %d; want %q, %t, %d", topo.Snapshots.DefaultScope, topo.Snapshots.SourceZoneOnly,
+					topo.PreattachedVolumesPerNode(), tc.wantScope, tc.wantSourceOnly, tc.wantPreattached)
+			}
+		})
+	}
+}
+
+// TestOmitRegion: under keys.omitRegion the driver's segments carry no
+// region key, and a requested segment with one names no zone: skipped
+// beside one that does, an ErrUnknownTopology requisite alone.
+func TestOmitRegion(t *testing.T) {
+	topo := mustParse(t, "keys: {omitRegion: true}\nregions:\n- name: r1\n  zones: [{name: a, racks: [k1]}, {name: b}]\n- name: r2\n  zones: [{name: c}]\n")
+	if got := topo.Segment(2); !reflect.DeepEqual(got, seg(kZ, "c")) {
+		t.Errorf("Segment(c) = %v, want the zone key only", got)
+	}
+	if got, err := topo.NodeSegment(0, "k1"); err != nil || !reflect.DeepEqual(got, seg(kZ, "a", kK, "k1")) {
+		t.Errorf("NodeSegment(a, k1) = %v, %v; want zone and rack keys only", got, err)
+	}
+	if got := topo.SegmentOf("gone", "z"); !reflect.DeepEqual(got, seg(kZ, "z")) {
+		t.Errorf("SegmentOf(a zone left the file) = %v, want the zone key only", got)
+	}
+	if got := topo.ReportedKeys(); !reflect.DeepEqual(got, []string{kZ, kK}) {
+		t.Errorf("ReportedKeys = %v, want zone and rack", got)
+	}
+	tests := []struct {
+		name      string
+		requisite []*csi.Topology
+		want      []int
+		wantErr   string
+	}{
+		{"zone key", []*csi.Topology{{Segments: seg(kZ, "b")}}, []int{1}, ""},
+		{"zone and rack", []*csi.Topology{{Segments: seg(kZ, "a", kK, "k1")}}, []int{0}, ""},
+		{"region and zone beside a zone", []*csi.Topology{{Segments: seg(kR, "r2", kZ, "c")}, {Segments: seg(kZ, "b")}}, []int{1}, ""},
+		{"region and zone alone", []*csi.Topology{{Segments: seg(kR, "r1", kZ, "a")}}, nil, "names no zone of this driver"},
+		{"region alone", []*csi.Topology{{Segments: seg(kR, "r1")}}, nil, "names no zone of this driver"},
+		{"unknown key", []*csi.Topology{{Segments: seg("example.com/x", "a")}}, nil, "this driver uses " + kZ + " and " + kK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := topo.Candidates(&csi.TopologyRequirement{Requisite: tc.requisite})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Candidates = %v, %v; want error containing %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Candidates = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+	if _, _, err := topo.FindSegment(seg(kR, "r1", kZ, "b")); err == nil {
+		t.Errorf("FindSegment of labels with a region key: no error, want one (the driver reports no region)")
+	}
+	if z, _, err := topo.FindSegment(seg(kZ, "b")); err != nil || z != 1 {
+		t.Errorf("FindSegment(zone b) = %d, %v; want 1", z, err)
+	}
+}
