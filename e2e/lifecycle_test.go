@@ -270,6 +270,29 @@ func (e *env) expectNotReady(ctx context.Context, snapshot string) {
 	gomega.Expect(ready).To(gomega.BeFalseBecause("VolumeSnapshot %s is ready although its segment has no room", snapshot))
 }
 
+// expectRefusedOutsideSource is scenario 10 for a driver that cuts
+// snapshots only in their source's segment (extension file
+// snapshotsInSourceSegmentOnly): the class's requisite, which lacks the
+// source's segment, must reach the driver and be refused with
+// RESOURCE_EXHAUSTED (CSI CreateSnapshot Errors: "Not enough resources to
+// create snapshot"), and the snapshot must not become ready. A
+// snapshotter that drops the requisite gets a snapshot in the source's
+// segment instead, and fails here.
+func (e *env) expectRefusedOutsideSource(ctx context.Context, source, allowed driverext.Segment) {
+	sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(source))
+	e.pvc(ctx, "s10-snapshot-source", sc, nil)
+	e.waitBound(ctx, "s10-snapshot-source")
+	names := []string{"s10-snapshot"}
+	ginkgo.DeferCleanup(e.deleteSnapshotsAndWait, &names)
+	e.createSnapshot(ctx, "s10-snapshot", "s10-snapshot-source", e.snapshotClass(ctx, e.ext.RestrictedSnapshotClassParameters, terms(allowed)))
+	content := e.waitSnapshotReadyOrFailed(ctx, "s10-snapshot")
+	msg, _ := snapshotError(content)
+	gomega.Expect(msg).To(gomega.ContainSubstring("ResourceExhausted"),
+		"VolumeSnapshotContent %s of a %s volume whose class allows only %s: the driver cuts snapshots only in the source's segment, so it must refuse with RESOURCE_EXHAUSTED (status.error %q)", content.GetName(), source, allowed, msg)
+	e.expectNotReady(ctx, "s10-snapshot")
+	framework.Logf("snapshot of a %s volume through a class allowing only %s: refused as the extension file says (snapshotsInSourceSegmentOnly): %s", source, allowed, msg)
+}
+
 // noSuchPlace is the value scenario 18 puts where a zone's name belongs.
 const noSuchPlace = "zonepath-e2e-no-such-zone"
 
@@ -358,27 +381,40 @@ func defineLifecycle(e *env) {
 		e.expectFirstTry(ctx, "restore", "far")
 	})
 
-	ginkgo.It("scenario 10: VolumeSnapshotClass.allowedTopologies reaches the driver: a snapshot of a segments[0] volume is usable only in segments[1]", label, func(ctx context.Context) {
+	ginkgo.It("scenario 10: VolumeSnapshotClass.allowedTopologies reaches the driver: a snapshot of a segments[0] volume is usable from segments[1], and a pod where it is not stays Pending", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
 		source, allowed := e.ext.Segments[0], e.ext.Segments[1]
+		if e.ext.SnapshotsInSourceSegmentOnly {
+			e.expectRefusedOutsideSource(ctx, source, allowed)
+			return
+		}
 		content := e.sourceSnapshot(ctx, "s10-snapshot", source, nil, terms(allowed))
 		affinity := nodeAffinity(content)
 		framework.Logf("VolumeSnapshotContent %s nodeAffinity %v (source in %s, class allows %s)", content.GetName(), affinity, source, allowed)
 		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity, although its class allows only %s", content.GetName(), allowed)
 		e.expectLossless(ctx, "VolumeSnapshotContent "+content.GetName()+" nodeAffinity", affinity, allowed)
-		e.expectOutside(ctx, fmt.Sprintf("VolumeSnapshotContent %s (nodeAffinity %v), whose class allows only %s,", content.GetName(), affinity, allowed), termsAdmit(affinity), source)
+		what := fmt.Sprintf("VolumeSnapshotContent %s (nodeAffinity %v), whose class allows only %s,", content.GetName(), affinity, allowed)
+		e.expectAccessible(ctx, what, termsAdmit(affinity), allowed)
+		// CreateSnapshot's requisite is where the snapshot MUST be usable
+		// from; the driver MAY add more (a region for a zone). The pod is
+		// then pinned to a segment the snapshot does not reach.
+		pinned := source
+		if node := admittedIn(e.schedulableNodes(ctx), source, termsAdmit(affinity)); node != "" {
+			framework.Logf("%s is also usable from the source's segment %s (node %s): a wider answer, which CSI allows", what, source, node)
+			pinned = e.disjointSegment(ctx, "s10-snapshot", content)
+		}
 
 		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
 		e.pvc(ctx, "restore-pinned", sc, snapshotSource("s10-snapshot"))
-		e.pod(ctx, "pinned", source, "restore-pinned")
+		e.pod(ctx, "pinned", pinned, "restore-pinned")
 		e.pvc(ctx, "restore-free", sc, snapshotSource("s10-snapshot"))
 		e.pod(ctx, "free", nil, "restore-free")
 		node := e.waitScheduled(ctx, "free", e.timeout())
-		gomega.Expect(termsMatch(terms(allowed), node.Labels)).To(gomega.BeTrueBecause("pod free on node %s (%v) is in the class's segment %s", node.Name, node.Labels, allowed))
+		gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod free on node %s (%v) is inside the snapshot's nodeAffinity %v", node.Name, node.Labels, affinity))
 		pv := e.waitBound(ctx, "restore-free")
 		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
 		ev := e.waitEvent(ctx, "pinned", "FailedScheduling naming s10-snapshot", failedSchedulingNaming("s10-snapshot", content.GetName()))
-		framework.Logf("pinned to %s: %s", source, ev.Message)
+		framework.Logf("pinned to %s: %s", pinned, ev.Message)
 		e.expectStaysUnscheduled(ctx, "pinned", []string{content.GetName()}, "s10-snapshot", content.GetName())
 	})
 

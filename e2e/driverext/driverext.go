@@ -52,6 +52,12 @@ type File struct {
 	// empty accessible_topology (which CSI allows, so the suite cannot tell
 	// it from a driver that drops the field) needs them.
 	RestrictedSnapshotClassParameters map[string]string `json:"restrictedSnapshotClassParameters,omitempty"`
+	// SnapshotsInSourceSegmentOnly says the driver can cut a snapshot
+	// only in its source volume's segment and answers RESOURCE_EXHAUSTED
+	// for a requisite without it (CSI CreateSnapshot Errors: "Not enough
+	// resources to create snapshot"). Scenario 10 then expects that
+	// refusal instead of a snapshot usable from another segment.
+	SnapshotsInSourceSegmentOnly bool `json:"snapshotsInSourceSegmentOnly,omitempty"`
 	// Exhaustion says how to make CreateSnapshot fail with
 	// RESOURCE_EXHAUSTED in one segment and how to give it room again,
 	// with zonepath-sanity's keys. Optional: the spec skips without it.
