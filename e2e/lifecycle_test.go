@@ -277,20 +277,29 @@ func (e *env) expectNotReady(ctx context.Context, snapshot string) {
 // RESOURCE_EXHAUSTED (CSI CreateSnapshot Errors: "Not enough resources to
 // create snapshot"), and the snapshot must not become ready. A
 // snapshotter that drops the requisite gets a snapshot in the source's
-// segment instead, and fails here.
+// segment instead, and fails here. Then the class is corrected, as an
+// admin would, and the snapshot must become ready in the source's segment.
 func (e *env) expectRefusedOutsideSource(ctx context.Context, source, allowed driverext.Segment) {
 	sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(source))
 	e.pvc(ctx, "s10-snapshot-source", sc, nil)
 	e.waitBound(ctx, "s10-snapshot-source")
 	names := []string{"s10-snapshot"}
 	ginkgo.DeferCleanup(e.deleteSnapshotsAndWait, &names)
-	e.createSnapshot(ctx, "s10-snapshot", "s10-snapshot-source", e.snapshotClass(ctx, e.ext.RestrictedSnapshotClassParameters, terms(allowed)))
+	class := e.snapshotClass(ctx, e.ext.RestrictedSnapshotClassParameters, terms(allowed))
+	e.createSnapshot(ctx, "s10-snapshot", "s10-snapshot-source", class)
 	content := e.waitSnapshotReadyOrFailed(ctx, "s10-snapshot")
 	msg, _ := snapshotError(content)
 	gomega.Expect(msg).To(gomega.ContainSubstring("ResourceExhausted"),
 		"VolumeSnapshotContent %s of a %s volume whose class allows only %s: the driver cuts snapshots only in the source's segment, so it must refuse with RESOURCE_EXHAUSTED (status.error %q)", content.GetName(), source, allowed, msg)
 	e.expectNotReady(ctx, "s10-snapshot")
 	framework.Logf("snapshot of a %s volume through a class allowing only %s: refused as the extension file says (snapshotsInSourceSegmentOnly): %s", source, allowed, msg)
+	// RESOURCE_EXHAUSTED is retried, and a snapshot being created cannot
+	// be deleted (the snapshot-controller waits for the creation): the
+	// admin's fix, the source's segment allowed too, must let the retry
+	// succeed there, which also lets the cleanup delete it.
+	e.setAllowedTopologies(ctx, class, terms(allowed, source))
+	content = e.waitSnapshotReady(ctx, "s10-snapshot", e.timeout())
+	e.expectAccessible(ctx, fmt.Sprintf("VolumeSnapshotContent %s (nodeAffinity %v), once its class also allows %s,", content.GetName(), nodeAffinity(content), source), termsAdmit(nodeAffinity(content)), source)
 }
 
 // noSuchPlace is the value scenario 18 puts where a zone's name belongs.
