@@ -51,6 +51,14 @@ K8S_LDFLAGS  = $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/ve
 $(BIN)/zonepath-scheduler: FORCE
 	$(GO) build -ldflags "$(K8S_LDFLAGS)" -o $@ ./controllers/cmd/zonepath-scheduler
 
+# Test-only builds of zonepath-scheduler for make e2e-mutants, each with one
+# mutation of controllers/scheduler/snapshottopology/mutants.go turned on
+# by its build tag (zonepath_mutant_<name with underscores>). They go to
+# bin/mutants/, which nothing but e2e/mutants runs.
+SCHEDULER_MUTANTS := no-deletion-requeue reject-first-only
+$(BIN)/mutants/zonepath-scheduler-%: FORCE
+	$(GO) build -tags zonepath_mutant_$(subst -,_,$*) -ldflags "$(K8S_LDFLAGS)" -o $@ ./controllers/cmd/zonepath-scheduler
+
 # The upstream csi-sanity command, built from the csi-test module pinned in go.mod.
 $(BIN)/csi-sanity: go.mod go.sum
 	$(GO) build -o $@ github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity
@@ -141,12 +149,13 @@ conformance-matrix: build components
 
 ## e2e-mutants: proves the e2e suite can fail. Runs it against broken
 ## fake-zones set-ups, one at a time (e2e/mutants: a driver fault rule, an
-## upstream scheduler or provisioner, a cluster file change), prints a table
+## upstream scheduler or provisioner, a test-only build of zonepath-scheduler
+## in bin/mutants/, a cluster file change), prints a table
 ## mutant → scenarios failed, and fails unless each mutant is caught by the
 ## scenarios expected to catch it. Output under _output/e2e-mutants/.
 ## One mutant: make e2e-mutants MUTANTS=upstream-kube-scheduler
 MUTANTS ?=
-e2e-mutants: build components
+e2e-mutants: build components $(SCHEDULER_MUTANTS:%=$(BIN)/mutants/zonepath-scheduler-%)
 	GO=$(GO) BIN=$(BIN) hack/components.sh csi-provisioner
 	$(GO) run ./e2e/mutants --bin-dir $(BIN) --output-dir $(OUT)/e2e-mutants --only "$(MUTANTS)"
 

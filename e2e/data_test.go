@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -30,14 +31,14 @@ func defineData(e *env) {
 		writer := e.runPod(ctx, "writer", pin, "data", "echo "+token+" > /data/token && sync && cat /data/token")
 		gomega.Expect(writer.message).To(gomega.Equal(token), "writer on %s read back what it wrote", writer.node)
 		pv := e.waitBound(ctx, "data")
-		gomega.Expect(pvMatches(pv, seg)).To(gomega.BeTrueBecause("volume %s (%s) was provisioned in the writer's segment %s", pv.Name, pvAffinity(pv), seg))
+		e.expectAccessible(ctx, fmt.Sprintf("volume %s (%s), provisioned in the writer's segment,", pv.Name, pvAffinity(pv)), pvAdmits(pv), seg)
 		e.expectRegistered(ctx, writer.node)
 
 		content := e.snapshot(ctx, "data-snapshot", "data", e.snapshotClass(ctx, nil, nil))
 		affinity := nodeAffinity(content)
 		framework.Logf("VolumeSnapshotContent %s nodeAffinity %v", content.GetName(), affinity)
 		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has the driver's accessible_topology as nodeAffinity", content.GetName())
-		gomega.Expect(termsMatch(affinity, seg)).To(gomega.BeTrueBecause("the snapshot is usable from its source's segment %s: %v", seg, affinity))
+		e.expectAccessible(ctx, fmt.Sprintf("snapshot content %s (nodeAffinity %v), usable from its source's segment,", content.GetName(), affinity), termsAdmit(affinity), seg)
 
 		e.pvc(ctx, "restored", wffc, snapshotSource("data-snapshot"))
 		reader := e.runPod(ctx, "reader", nil, "restored", "cat /data/token")

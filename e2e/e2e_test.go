@@ -153,6 +153,12 @@ func TestE2E(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "zonepath-e2e: driver ext %s: %v\n", extPath, extErr)
 		os.Exit(2)
 	}
+	// A segment no schedulable node is in is a mistake in the file, said
+	// once here rather than as the failure of every spec that uses it.
+	if err := checkSegmentsInCluster(); err != nil {
+		fmt.Fprintf(os.Stderr, "zonepath-e2e: driver ext %s: %v\n", extPath, err)
+		os.Exit(2)
+	}
 	gomega.RegisterFailHandler(framework.Fail)
 	suite, reporter := framework.CreateGinkgoConfig()
 	// The storage test packages link in upstream's common e2e specs

@@ -337,12 +337,17 @@ func (e *env) waitSnapshotReady(ctx context.Context, name string, timeout time.D
 
 // sourceSnapshot makes a volume in seg (Immediate, allowedTopologies seg)
 // and a snapshot of it through a class with the given parameters and
-// allowedTopologies, and returns the snapshot's content.
+// allowedTopologies, and returns the snapshot's content. No parameters
+// are the extension file's restrictedSnapshotClassParameters: a snapshot
+// restricted to where it is cut, which the driver's default may not be.
 func (e *env) sourceSnapshot(ctx context.Context, name string, seg driverext.Segment, params map[string]string, allowed []v1.TopologySelectorTerm) *unstructured.Unstructured {
+	if params == nil {
+		params = e.ext.RestrictedSnapshotClassParameters
+	}
 	sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(seg))
 	e.pvc(ctx, name+"-source", sc, nil)
 	pv := e.waitBound(ctx, name+"-source")
-	gomega.Expect(pvMatches(pv, seg)).To(gomega.BeTrueBecause("source volume %s is accessible from %s: %s", pv.Name, seg, pvAffinity(pv)))
+	e.expectAccessible(ctx, fmt.Sprintf("source volume %s (%s)", pv.Name, pvAffinity(pv)), pvAdmits(pv), seg)
 	return e.snapshot(ctx, name, name+"-source", e.snapshotClass(ctx, params, allowed))
 }
 
@@ -555,22 +560,9 @@ func (e *env) expectUnscheduled(ctx context.Context, name string) {
 
 // schedulableNodes lists nodes a plain pod can go to.
 func (e *env) schedulableNodes(ctx context.Context) []v1.Node {
-	nodes, err := e.f.ClientSet.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := readyNodes(ctx, e.f.ClientSet)
 	framework.ExpectNoError(err)
-	var out []v1.Node
-	for _, n := range nodes.Items {
-		if n.Spec.Unschedulable {
-			continue
-		}
-		ready := false
-		for _, c := range n.Status.Conditions {
-			ready = ready || (c.Type == v1.NodeReady && c.Status == v1.ConditionTrue)
-		}
-		if ready {
-			out = append(out, n)
-		}
-	}
-	return out
+	return nodes
 }
 
 // needNodesOutside skips when every schedulable node satisfies ts: a spec

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -54,7 +55,7 @@ func defineGateOff(e *env) {
 		immediate := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(other))
 		e.pvc(ctx, "immediate", immediate, snapshotSource("s14-snapshot"))
 		ipv := e.waitBound(ctx, "immediate")
-		gomega.Expect(pvMatches(ipv, other)).To(gomega.BeTrueBecause("Immediate restore %s (%s) is accessible from %s, the class's only segment", ipv.Name, pvAffinity(ipv), other))
+		e.expectAccessible(ctx, fmt.Sprintf("Immediate restore %s (%s), in the class's only segment,", ipv.Name, pvAffinity(ipv)), pvAdmits(ipv), other)
 
 		// The snapshotter, the provisioner and the scheduler have all
 		// handled the content since the patch: what the admin wrote stays.

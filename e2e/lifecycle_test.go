@@ -69,32 +69,32 @@ func (e *env) expectWaitingNaming(ctx context.Context, name string, objects ...s
 	pod, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Get(ctx, name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	gomega.Expect(pod.Spec.NodeName).To(gomega.BeEmpty(), "pod %s was scheduled", name)
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
-			framework.Logf("pod %s: %s: %s", name, c.Reason, c.Message)
-			for _, o := range objects {
-				if strings.Contains(c.Message, o) {
-					return
-				}
-			}
-			framework.Failf("pod %s condition PodScheduled says %q, naming none of %q", name, c.Message, objects)
-		}
+	c := podScheduledFalse(pod)
+	if c == nil {
+		framework.Failf("pod %s has no PodScheduled=False condition: %v", name, pod.Status.Conditions)
 	}
-	framework.Failf("pod %s has no PodScheduled=False condition: %v", name, pod.Status.Conditions)
+	framework.Logf("pod %s: %s: %s", name, c.Reason, c.Message)
+	if !namesAny(c.Message, objects) {
+		framework.Failf("pod %s condition PodScheduled says %q, naming none of %q", name, c.Message, objects)
+	}
 }
 
 // deletedWhileWaiting is scenario 7: a pod waits on a snapshot restore
 // (scenario 3's set-up), then the spec deletes the kind object that
 // target names (the snapshot or its content) through client. An unrelated
-// pod must schedule and bind meanwhile, and the waiting pod stays Pending
-// with a reason naming the snapshot or content. A conformant
-// snapshot-controller holds both deletions with finalizers while a
-// Pending claim restores from the snapshot, so the restore could still go
-// ahead; the spec logs whether the object was held or is gone.
+// pod must schedule and bind meanwhile, and the scheduler must try the
+// waiting pod again after the deletion (a reason written before it proves
+// nothing about what the scheduler makes of it) and keep it Pending with a
+// reason naming the snapshot or content. A conformant snapshot-controller
+// holds both deletions with finalizers while a Pending claim restores
+// from the snapshot, so the restore could still go ahead; the spec logs
+// whether the object was held or is gone.
 func (e *env) deletedWhileWaiting(ctx context.Context, snapshot, kind string, client dynamic.ResourceInterface, target func(content string) string) {
 	e.needGate()
 	content := e.waitingRestore(ctx, snapshot, "waiting")
+	before := e.waitingReason(ctx, "waiting", snapshot, content)
 	name := target(content)
+	deleted := time.Now()
 	e.deleteObject(ctx, kind, client.Delete, name)
 	e.expectUnrelatedRuns(ctx, "unrelated")
 	if obj, err := client.Get(ctx, name, metav1.GetOptions{}); err != nil {
@@ -102,6 +102,7 @@ func (e *env) deletedWhileWaiting(ctx context.Context, snapshot, kind string, cl
 	} else {
 		framework.Logf("%s %s is still there (deletionTimestamp %v, finalizers %v): its deletion is held while a claim restores from it", kind, name, obj.GetDeletionTimestamp(), obj.GetFinalizers())
 	}
+	e.expectReevaluated(ctx, "waiting", before, deleted, snapshot, content)
 	e.expectWaitingNaming(ctx, "waiting", snapshot, content)
 }
 
@@ -269,6 +270,38 @@ func (e *env) expectNotReady(ctx context.Context, snapshot string) {
 	gomega.Expect(ready).To(gomega.BeFalseBecause("VolumeSnapshot %s is ready although its segment has no room", snapshot))
 }
 
+// expectRefusedOutsideSource is scenario 10 for a driver that cuts
+// snapshots only in their source's segment (extension file
+// snapshotsInSourceSegmentOnly): the class's requisite, which lacks the
+// source's segment, must reach the driver and be refused with
+// RESOURCE_EXHAUSTED (CSI CreateSnapshot Errors: "Not enough resources to
+// create snapshot"), and the snapshot must not become ready. A
+// snapshotter that drops the requisite gets a snapshot in the source's
+// segment instead, and fails here. Then the class is corrected, as an
+// admin would, and the snapshot must become ready in the source's segment.
+func (e *env) expectRefusedOutsideSource(ctx context.Context, source, allowed driverext.Segment) {
+	sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(source))
+	e.pvc(ctx, "s10-snapshot-source", sc, nil)
+	e.waitBound(ctx, "s10-snapshot-source")
+	names := []string{"s10-snapshot"}
+	ginkgo.DeferCleanup(e.deleteSnapshotsAndWait, &names)
+	class := e.snapshotClass(ctx, e.ext.RestrictedSnapshotClassParameters, terms(allowed))
+	e.createSnapshot(ctx, "s10-snapshot", "s10-snapshot-source", class)
+	content := e.waitSnapshotReadyOrFailed(ctx, "s10-snapshot")
+	msg, _ := snapshotError(content)
+	gomega.Expect(msg).To(gomega.ContainSubstring("ResourceExhausted"),
+		"VolumeSnapshotContent %s of a %s volume whose class allows only %s: the driver cuts snapshots only in the source's segment, so it must refuse with RESOURCE_EXHAUSTED (status.error %q)", content.GetName(), source, allowed, msg)
+	e.expectNotReady(ctx, "s10-snapshot")
+	framework.Logf("snapshot of a %s volume through a class allowing only %s: refused as the extension file says (snapshotsInSourceSegmentOnly): %s", source, allowed, msg)
+	// RESOURCE_EXHAUSTED is retried, and a snapshot being created cannot
+	// be deleted (the snapshot-controller waits for the creation): the
+	// admin's fix, the source's segment allowed too, must let the retry
+	// succeed there, which also lets the cleanup delete it.
+	e.setAllowedTopologies(ctx, class, terms(allowed, source))
+	content = e.waitSnapshotReady(ctx, "s10-snapshot", e.timeout())
+	e.expectAccessible(ctx, fmt.Sprintf("VolumeSnapshotContent %s (nodeAffinity %v), once its class also allows %s,", content.GetName(), nodeAffinity(content), source), termsAdmit(nodeAffinity(content)), source)
+}
+
 // noSuchPlace is the value scenario 18 puts where a zone's name belongs.
 const noSuchPlace = "zonepath-e2e-no-such-zone"
 
@@ -357,28 +390,41 @@ func defineLifecycle(e *env) {
 		e.expectFirstTry(ctx, "restore", "far")
 	})
 
-	ginkgo.It("scenario 10: VolumeSnapshotClass.allowedTopologies reaches the driver: a snapshot of a segments[0] volume is usable only in segments[1]", label, func(ctx context.Context) {
+	ginkgo.It("scenario 10: VolumeSnapshotClass.allowedTopologies reaches the driver: a snapshot of a segments[0] volume is usable from segments[1], and a pod where it is not stays Pending", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
 		source, allowed := e.ext.Segments[0], e.ext.Segments[1]
+		if e.ext.SnapshotsInSourceSegmentOnly {
+			e.expectRefusedOutsideSource(ctx, source, allowed)
+			return
+		}
 		content := e.sourceSnapshot(ctx, "s10-snapshot", source, nil, terms(allowed))
 		affinity := nodeAffinity(content)
 		framework.Logf("VolumeSnapshotContent %s nodeAffinity %v (source in %s, class allows %s)", content.GetName(), affinity, source, allowed)
 		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity, although its class allows only %s", content.GetName(), allowed)
-		e.expectLossless("VolumeSnapshotContent "+content.GetName()+" nodeAffinity", affinity, allowed)
-		gomega.Expect(termsMatch(affinity, source)).To(gomega.BeFalseBecause("VolumeSnapshotContent %s nodeAffinity %v admits the source's segment %s, outside the class's allowedTopologies %s", content.GetName(), affinity, source, allowed))
+		e.expectLossless(ctx, "VolumeSnapshotContent "+content.GetName()+" nodeAffinity", affinity, allowed)
+		what := fmt.Sprintf("VolumeSnapshotContent %s (nodeAffinity %v), whose class allows only %s,", content.GetName(), affinity, allowed)
+		e.expectAccessible(ctx, what, termsAdmit(affinity), allowed)
+		// CreateSnapshot's requisite is where the snapshot MUST be usable
+		// from; the driver MAY add more (a region for a zone). The pod is
+		// then pinned to a segment the snapshot does not reach.
+		pinned := source
+		if node := admittedIn(e.schedulableNodes(ctx), source, termsAdmit(affinity)); node != "" {
+			framework.Logf("%s is also usable from the source's segment %s (node %s): a wider answer, which CSI allows", what, source, node)
+			pinned = e.disjointSegment(ctx, "s10-snapshot", content)
+		}
 
 		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
 		e.pvc(ctx, "restore-pinned", sc, snapshotSource("s10-snapshot"))
-		e.pod(ctx, "pinned", source, "restore-pinned")
+		e.pod(ctx, "pinned", pinned, "restore-pinned")
 		e.pvc(ctx, "restore-free", sc, snapshotSource("s10-snapshot"))
 		e.pod(ctx, "free", nil, "restore-free")
 		node := e.waitScheduled(ctx, "free", e.timeout())
-		gomega.Expect(termsMatch(terms(allowed), node.Labels)).To(gomega.BeTrueBecause("pod free on node %s (%v) is in the class's segment %s", node.Name, node.Labels, allowed))
+		gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod free on node %s (%v) is inside the snapshot's nodeAffinity %v", node.Name, node.Labels, affinity))
 		pv := e.waitBound(ctx, "restore-free")
 		gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s", pv.Name, pvAffinity(pv), node.Name))
 		ev := e.waitEvent(ctx, "pinned", "FailedScheduling naming s10-snapshot", failedSchedulingNaming("s10-snapshot", content.GetName()))
-		framework.Logf("pinned to %s: %s", source, ev.Message)
-		e.expectUnscheduled(ctx, "pinned")
+		framework.Logf("pinned to %s: %s", pinned, ev.Message)
+		e.expectStaysUnscheduled(ctx, "pinned", []string{content.GetName()}, "s10-snapshot", content.GetName())
 	})
 
 	ginkgo.It("scenario 11: RESOURCE_EXHAUSTED from CreateSnapshot: content status.error and a Warning event, retried with backoff, ready once the segment has room", label, func(ctx context.Context) {

@@ -36,6 +36,9 @@ var (
 	// defined counts DefineTests calls: zero means the driver file let
 	// upstream skip our suite's registration (no dynamic provisioning).
 	defined int
+	// extDriver is the driver ext describes, for the setup's check of its
+	// segments against the cluster's nodes (checkExtSegments).
+	extDriver *storageframework.DriverInfo
 )
 
 // zonepathSuite is the storageframework.TestSuite that carries zonepath's
@@ -64,6 +67,7 @@ func (s *zonepathSuite) SkipUnsupportedTests(storageframework.TestDriver, storag
 func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern storageframework.TestPattern) {
 	defined++
 	if ext != nil {
+		extDriver = driver.GetDriverInfo()
 		if err := ext.Validate(driver.GetDriverInfo().TopologyKeys); err != nil {
 			extErr = fmt.Errorf("driver %s: %w", driver.GetDriverInfo().Name, err)
 		}

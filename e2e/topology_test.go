@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -24,8 +25,8 @@ func defineTopology(e *env) {
 		// rescheduled is not provisioning in the selected node's segment.
 		e.expectFirstTry(ctx, "claim", "consumer")
 		for _, s := range e.ext.Segments {
-			if !termsMatch(terms(s), node.Labels) && pvMatches(pv, s) {
-				framework.Failf("volume %s (%s) is also accessible from %s, a segment the node %s is not in: not provisioned in the node's segment", pv.Name, pvAffinity(pv), s, node.Name)
+			if !inSegment(node.Labels, s) {
+				e.expectOutside(ctx, fmt.Sprintf("volume %s (%s), provisioned for node %s,", pv.Name, pvAffinity(pv), node.Name), pvAdmits(pv), s)
 			}
 		}
 	})
@@ -35,10 +36,11 @@ func defineTopology(e *env) {
 		sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(seg))
 		e.pvc(ctx, "claim", sc, nil)
 		pv := e.waitBound(ctx, "claim")
-		gomega.Expect(pvMatches(pv, seg)).To(gomega.BeTrueBecause("volume %s (%s) is accessible from %s", pv.Name, pvAffinity(pv), seg))
+		what := fmt.Sprintf("volume %s (%s)", pv.Name, pvAffinity(pv))
+		e.expectAccessible(ctx, what, pvAdmits(pv), seg)
 		for _, s := range e.ext.Segments {
-			if s.String() != seg.String() && pvMatches(pv, s) {
-				framework.Failf("volume %s (%s) is accessible from %s, outside the class's allowedTopologies %s", pv.Name, pvAffinity(pv), s, seg)
+			if s.String() != seg.String() {
+				e.expectOutside(ctx, what+", whose class allows only "+seg.String()+",", pvAdmits(pv), s)
 			}
 		}
 	})
@@ -56,7 +58,7 @@ func defineTopology(e *env) {
 		content := e.sourceSnapshot(ctx, "s16-snapshot", seg, e.ext.RegionWideSnapshotClassParameters, nil)
 		affinity := nodeAffinity(content)
 		framework.Logf("region-wide VolumeSnapshotContent %s nodeAffinity %v", content.GetName(), affinity)
-		gomega.Expect(termsMatch(affinity, seg)).To(gomega.BeTrueBecause("the snapshot is usable from its source's segment %s", seg))
+		e.expectAccessible(ctx, fmt.Sprintf("region-wide VolumeSnapshotContent %s (nodeAffinity %v)", content.GetName(), affinity), termsAdmit(affinity), seg)
 		e.needNodesOutside(ctx, affinity)
 		// One term over both regions, as an admin writes a multi-region
 		// class: every key lists the values of all segments. Its cross

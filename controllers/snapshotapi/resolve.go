@@ -74,6 +74,12 @@ type Resolved struct {
 	// NodeAffinity is the content's validated spec.nodeAffinity; empty:
 	// no constraint.
 	NodeAffinity []v1.TopologySelectorTerm
+	// Deleting names what of the two is being deleted ("VolumeSnapshot",
+	// "VolumeSnapshotContent" or both), "" when neither is. It informs,
+	// it does not refuse: the snapshot-controller holds such a deletion
+	// with finalizers while a claim restores from the snapshot, and
+	// external-provisioner goes on restoring while it is held.
+	Deleting string
 }
 
 // Resolve follows claim to its snapshot's content. It returns nil and no
@@ -144,7 +150,21 @@ func (r Resolver) content(ctx context.Context, vs *snapshotv1.VolumeSnapshot) (*
 	if err != nil {
 		return nil, &Error{Reason: Malformed, Message: fmt.Sprintf("%s has a malformed spec.nodeAffinity: %v", what, err)}
 	}
-	return &Resolved{Snapshot: types.NamespacedName{Namespace: vs.Namespace, Name: vs.Name}, Content: name, NodeAffinity: terms}, nil
+	return &Resolved{Snapshot: types.NamespacedName{Namespace: vs.Namespace, Name: vs.Name}, Content: name, NodeAffinity: terms,
+		Deleting: deleting(vs.DeletionTimestamp != nil, vsc.DeletionTimestamp != nil)}, nil
+}
+
+// deleting names the objects of a restore that are being deleted.
+func deleting(snapshot, content bool) string {
+	switch {
+	case snapshot && content:
+		return "VolumeSnapshot and VolumeSnapshotContent"
+	case snapshot:
+		return "VolumeSnapshot"
+	case content:
+		return "VolumeSnapshotContent"
+	}
+	return ""
 }
 
 // IsCut says whether a content's snapshot exists: a handle in its status

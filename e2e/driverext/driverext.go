@@ -44,6 +44,20 @@ type File struct {
 	// zonepath.csi.dev/snapshotScope: global). Optional: the spec about
 	// such snapshots skips without them.
 	UnrestrictedSnapshotClassParameters map[string]string `json:"unrestrictedSnapshotClassParameters,omitempty"`
+	// RestrictedSnapshotClassParameters are VolumeSnapshotClass
+	// parameters that make the driver restrict a snapshot to where it is
+	// cut (zonepath: zonepath.csi.dev/snapshotScope: zone). The specs whose
+	// snapshots must have a nodeAffinity use them. Optional: for a driver
+	// whose snapshots are restricted by default. One whose default is an
+	// empty accessible_topology (which CSI allows, so the suite cannot tell
+	// it from a driver that drops the field) needs them.
+	RestrictedSnapshotClassParameters map[string]string `json:"restrictedSnapshotClassParameters,omitempty"`
+	// SnapshotsInSourceSegmentOnly says the driver can cut a snapshot
+	// only in its source volume's segment and answers RESOURCE_EXHAUSTED
+	// for a requisite without it (CSI CreateSnapshot Errors: "Not enough
+	// resources to create snapshot"). Scenario 10 then expects that
+	// refusal instead of a snapshot usable from another segment.
+	SnapshotsInSourceSegmentOnly bool `json:"snapshotsInSourceSegmentOnly,omitempty"`
 	// Exhaustion says how to make CreateSnapshot fail with
 	// RESOURCE_EXHAUSTED in one segment and how to give it room again,
 	// with zonepath-sanity's keys. Optional: the spec skips without it.
@@ -121,7 +135,7 @@ func Parse(data []byte) (*File, error) {
 		for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
 			msg = strings.TrimPrefix(msg, p)
 		}
-		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, unrestrictedSnapshotClassParameters, exhaustion.{exhaustedSegment, exhaustAfter, liftCommand, liftTimeout}, attachLimits.{%s})", msg, strings.Join(attachLimitsKeys, ", "))
+		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, unrestrictedSnapshotClassParameters, restrictedSnapshotClassParameters, exhaustion.{exhaustedSegment, exhaustAfter, liftCommand, liftTimeout}, attachLimits.{%s})", msg, strings.Join(attachLimitsKeys, ", "))
 	}
 	return &f, nil
 }
@@ -161,6 +175,7 @@ func (f *File) Validate(topologyKeys []string) error {
 	for name, params := range map[string]map[string]string{
 		"regionWideSnapshotClassParameters":   f.RegionWideSnapshotClassParameters,
 		"unrestrictedSnapshotClassParameters": f.UnrestrictedSnapshotClassParameters,
+		"restrictedSnapshotClassParameters":   f.RestrictedSnapshotClassParameters,
 	} {
 		if _, ok := params[""]; ok {
 			return fmt.Errorf("%s: empty key", name)

@@ -16,6 +16,11 @@ type mutant struct {
 	// originals: zonepath-cluster runs the upstream binary when ours is
 	// absent from its bin directory.
 	upstream []string
+	// replaced names zonepath components run from another binary of the
+	// bin directory: component → its path there, e.g. a test-only build
+	// of zonepath-scheduler under bin/mutants/ (Makefile
+	// SCHEDULER_MUTANTS).
+	replaced map[string]string
 	// cluster changes the run's cluster file.
 	cluster func(*spec.File)
 	// catchers are the scenarios that must fail: the mutant is caught
@@ -94,7 +99,36 @@ var mutants = []mutant{
 		breaks:   "cluster: upstream csi-provisioner, which ignores the snapshot's topology",
 		run:      &gateOnRun,
 		upstream: []string{"zonepath-provisioner"},
-		catchers: []string{"12"},
+		catchers: []string{"4", "12"},
+	},
+	{
+		name: "restore-outside-snapshot",
+		breaks: "upstream csi-provisioner, which hands the driver StorageClass.allowedTopologies without the snapshot's " +
+			"nodeAffinity, and a driver that does not narrow a restore to its snapshot's topology: a restore offered " +
+			"zone-c is put there, though the snapshot is usable only in zone-a (fault rule on CreateVolume from a zps- " +
+			"snapshot whose requisite names zone-c)",
+		run:      &gateOnRun,
+		upstream: []string{"zonepath-provisioner"},
+		faults: `rules:
+- name: restore-outside-snapshot
+  match: {rpc: CreateVolume, name: "zps-*", segment: {topology.kubernetes.io/region: region-1, topology.kubernetes.io/zone: zone-c}}
+  action: {mutate: {set: {volume.accessible_topology: [{segments: {topology.kubernetes.io/region: region-1, topology.kubernetes.io/zone: zone-c}}]}}}
+`,
+		catchers: []string{"4"},
+	},
+	{
+		name:     "no-deletion-requeue",
+		breaks:   "scheduler: SnapshotTopology never retries a pod after its snapshot or content is deleted (test-only build, tag zonepath_mutant_no_deletion_requeue)",
+		run:      &gateOnRun,
+		replaced: map[string]string{"zonepath-scheduler": "mutants/zonepath-scheduler-no-deletion-requeue"},
+		catchers: []string{"7a", "7b"},
+	},
+	{
+		name:     "reject-first-only",
+		breaks:   "scheduler: SnapshotTopology filters a pod's first attempt only, so a retried pod is placed outside its snapshot's topology (test-only build, tag zonepath_mutant_reject_first_only)",
+		run:      &gateOnRun,
+		replaced: map[string]string{"zonepath-scheduler": "mutants/zonepath-scheduler-reject-first-only"},
+		catchers: []string{"3", "10", "13"},
 	},
 	{
 		name:     "csinode-without-allocatable",

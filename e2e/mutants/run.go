@@ -144,10 +144,11 @@ func writeCluster(m mutant, dir string) (string, error) {
 	return path, os.WriteFile(path, data, 0o644)
 }
 
-// binDir is the bin directory itself, or for a mutant with upstream
-// components a directory of links to it without zonepath's versions.
+// binDir is the bin directory itself, or for a mutant with upstream or
+// replaced components a directory of links to it without zonepath's
+// versions, or with the replacements under the components' names.
 func (o *options) binDir(m mutant, dir string) (string, error) {
-	if len(m.upstream) == 0 {
+	if len(m.upstream) == 0 && len(m.replaced) == 0 {
 		return o.bin, nil
 	}
 	entries, err := os.ReadDir(o.bin)
@@ -162,8 +163,17 @@ func (o *options) binDir(m mutant, dir string) (string, error) {
 		if slices.Contains(m.upstream, e.Name()) {
 			continue
 		}
-		if err := os.Symlink(filepath.Join(o.bin, e.Name()), filepath.Join(bin, e.Name())); err != nil {
+		target := filepath.Join(o.bin, e.Name())
+		if r, ok := m.replaced[e.Name()]; ok {
+			target = filepath.Join(o.bin, r)
+		}
+		if err := os.Symlink(target, filepath.Join(bin, e.Name())); err != nil {
 			return "", err
+		}
+	}
+	for name, r := range m.replaced {
+		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
+			return "", fmt.Errorf("replacing %s by %s: %w (make e2e-mutants builds it)", name, r, err)
 		}
 	}
 	return bin, nil

@@ -44,6 +44,8 @@ func (pl *Plugin) activationHandler(kind string, change func(oldObj, newObj any)
 			}
 		},
 		UpdateFunc: on,
+		// A tombstone is unwrapped by the change readers (util.As).
+		DeleteFunc: func(obj any) { on(obj, nil) },
 	}
 }
 

@@ -59,12 +59,22 @@
 // resources (volumesnapshots.v1.snapshot.storage.k8s.io and
 // volumesnapshotcontents.v1.snapshot.storage.k8s.io); for those the
 // scheduler starts informers of its own dynamic informer factory and runs
-// the plugin's queueing hints on their Add and Update events. The hints
-// queue a pod only for its own objects and only for changes the plugin
-// reads: a snapshot added or rebound; a content added or changed in its
-// snapshot reference, snapshot handle or nodeAffinity; a PVC of the pod
-// added, bound, or with another source; a node added or relabelled that
-// now satisfies every snapshot topology of the pod. The scheduler's
+// the plugin's queueing hints on their Add, Update and Delete events. The
+// hints queue a pod only for its own objects and only for changes the
+// plugin reads: a snapshot added or rebound; a content added or changed in
+// its snapshot reference, snapshot handle or nodeAffinity; a snapshot or
+// content deleted (its deletionTimestamp set, or gone), which makes no
+// pod schedulable but changes the reason the pod must show: a held
+// deletion still restores, and the reason says "being deleted"; a PVC of
+// the pod added, bound, or with another source; a node added or
+// relabelled that now satisfies every snapshot topology of the pod.
+//
+// # Test-only mutations
+//
+// mutants.go holds two switches that break the plugin on purpose, for the
+// e2e suite's mutants (make e2e-mutants): no retry after a deletion, and
+// filtering a pod's first attempt only. Only a build with the tag that
+// names one turns it on (mutant_*.go); make build never sets those tags. The scheduler's
 // ClusterRole must allow list and watch of both snapshot resources.
 //
 // The framework handle does not expose the scheduler's dynamic informer

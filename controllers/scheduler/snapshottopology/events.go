@@ -31,24 +31,30 @@ func eventResource(gvr schema.GroupVersionResource) fwk.EventResource {
 }
 
 // EventsToRegister lists the events that can make a pod this plugin
-// rejected schedulable. Deletions are not among them: removing an object
-// never makes a snapshot reachable. With the gate off the plugin rejects
-// nothing and registers nothing, so the scheduler does not watch the
-// snapshot resources either.
+// rejected schedulable, and the deletions of snapshots and contents:
+// removing one never makes a pod schedulable, but its reason names the
+// object, so the pod is retried to tell the user it is being deleted or
+// gone rather than keep a reason written before (scenarios 7a/7b of the
+// e2e suite). With the gate off the plugin rejects nothing and registers
+// nothing, so the scheduler does not watch the snapshot resources either.
 func (pl *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	if !pl.enabled {
 		return nil, nil
 	}
+	snapshotActions := fwk.Add | fwk.Update
+	if requeueOnDeletion {
+		snapshotActions |= fwk.Delete
+	}
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: snapshotEvents, ActionType: fwk.Add | fwk.Update}, QueueingHintFn: pl.isSchedulableAfterSnapshotChange},
-		{Event: fwk.ClusterEvent{Resource: contentEvents, ActionType: fwk.Add | fwk.Update}, QueueingHintFn: pl.isSchedulableAfterContentChange},
+		{Event: fwk.ClusterEvent{Resource: snapshotEvents, ActionType: snapshotActions}, QueueingHintFn: pl.isSchedulableAfterSnapshotChange},
+		{Event: fwk.ClusterEvent{Resource: contentEvents, ActionType: snapshotActions}, QueueingHintFn: pl.isSchedulableAfterContentChange},
 		{Event: fwk.ClusterEvent{Resource: fwk.PersistentVolumeClaim, ActionType: fwk.Add | fwk.Update}, QueueingHintFn: pl.isSchedulableAfterClaimChange},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
 	}, nil
 }
 
 // isSchedulableAfterSnapshotChange queues the pod when one of its
-// snapshots appears or is bound to another content.
+// snapshots appears, is bound to another content, or is deleted.
 func (pl *Plugin) isSchedulableAfterSnapshotChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	snap, changed, err := snapshotChange(oldObj, newObj)
 	return pl.hintFor(logger, pod, "VolumeSnapshot", snap, changed, err)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -64,6 +65,16 @@ func TestSnapshotHint(t *testing.T) {
 		{name: "other snapshot bound", oldObj: vs("other", ""), newObj: vs("other", "k"), want: fwk.QueueSkip},
 		{name: "ephemeral template's snapshot before its PVC exists", pod: podWith("eph", ephemeralVol("data", "snap")), newObj: vs("snap", ""), want: fwk.Queue},
 		{name: "not unstructured", newObj: &v1.Pod{}, want: fwk.Queue, wantErr: true},
+		// Deletions make no pod schedulable, but its reason must be
+		// rewritten (scenarios 7a/7b).
+		{name: "pod's snapshot being deleted", oldObj: vs("snap", "content"), newObj: beingDeleted(vs("snap", "content")), want: fwk.Queue},
+		{name: "pod's deleting snapshot updated again", oldObj: beingDeleted(vs("snap", "content")), newObj: with(beingDeleted(vs("snap", "content")), func(o map[string]any) {
+			o["metadata"].(map[string]any)["finalizers"] = []any{"x"}
+		}), want: fwk.QueueSkip},
+		{name: "pod's snapshot deleted", oldObj: vs("snap", "content"), want: fwk.Queue},
+		{name: "pod's snapshot deleted, tombstone", oldObj: cache.DeletedFinalStateUnknown{Key: "default/snap", Obj: vs("snap", "content")}, want: fwk.Queue},
+		{name: "other snapshot deleted", oldObj: vs("other", "k"), want: fwk.QueueSkip},
+		{name: "no object", want: fwk.Queue, wantErr: true},
 	})
 }
 
@@ -84,6 +95,9 @@ func TestContentHint(t *testing.T) {
 		{name: "rebound to pod's snapshot", oldObj: vsc("content", "other", zones("a")), newObj: vsc("content", "snap", zones("a")), want: fwk.Queue},
 		{name: "other snapshot's nodeAffinity widened", oldObj: vsc("k", "other", zones("a")), newObj: vsc("k", "other", zones("a", "b")), want: fwk.QueueSkip},
 		{name: "not unstructured", newObj: "content", want: fwk.Queue, wantErr: true},
+		{name: "content being deleted", oldObj: vsc("content", "snap", zones("a")), newObj: beingDeleted(vsc("content", "snap", zones("a"))), want: fwk.Queue},
+		{name: "content deleted", oldObj: vsc("content", "snap", zones("a")), want: fwk.Queue},
+		{name: "other snapshot's content deleted", oldObj: vsc("k", "other", zones("a")), want: fwk.QueueSkip},
 	})
 }
 
@@ -140,8 +154,8 @@ func TestEventsToRegister(t *testing.T) {
 		got[ev.Event.Resource] = ev.Event.ActionType
 	}
 	want := map[fwk.EventResource]fwk.ActionType{
-		"volumesnapshots.v1.snapshot.storage.k8s.io":        fwk.Add | fwk.Update,
-		"volumesnapshotcontents.v1.snapshot.storage.k8s.io": fwk.Add | fwk.Update,
+		"volumesnapshots.v1.snapshot.storage.k8s.io":        fwk.Add | fwk.Update | fwk.Delete,
+		"volumesnapshotcontents.v1.snapshot.storage.k8s.io": fwk.Add | fwk.Update | fwk.Delete,
 		fwk.PersistentVolumeClaim:                           fwk.Add | fwk.Update,
 		fwk.Node:                                            fwk.Add | fwk.UpdateNodeLabel,
 	}

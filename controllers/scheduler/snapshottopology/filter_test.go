@@ -64,6 +64,15 @@ func TestFilter(t *testing.T) {
 			{"r1/c fails the second", zoneNode("r1", "c"), `node(s) outside the topology of VolumeSnapshot "default/s2" (content "k2"): [{topology.kubernetes.io/zone in [a b]}]`},
 			{"r2/b fails the first", zoneNode("r2", "b"), `node(s) outside the topology of VolumeSnapshot "default/s1" (content "k1"): [{topology.kubernetes.io/region in [r1]}]`},
 		},
+	}, {
+		// A held deletion still restores (external-provisioner goes on
+		// while the finalizers hold it), but the reason says it.
+		name: "snapshot and content being deleted", pod: podWith("p", claimVol("c")),
+		objs: []runtime.Object{pvc("c", "snap"), beingDeleted(vs("snap", "content")), beingDeleted(vsc("content", "snap", zones("a")))},
+		nodes: []node{
+			{"in the zone", zoneNode("r1", "a"), ""},
+			{"in another zone", zoneNode("r1", "b"), `node(s) outside the topology of VolumeSnapshot "default/snap" (content "content"; VolumeSnapshot and VolumeSnapshotContent being deleted): [{topology.kubernetes.io/zone in [a]}]`},
+		},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name+": PreFilter narrows to the nodes that pass", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -208,6 +209,14 @@ func vsc(name, snap string, terms ...any) *unstructured.Unstructured {
 		"spec":       spec,
 		"status":     map[string]any{"snapshotHandle": "snap-" + name},
 	}}
+}
+
+// beingDeleted is a copy of u with a deletionTimestamp: a deletion the
+// snapshot-controller's finalizers hold.
+func beingDeleted(u *unstructured.Unstructured) *unstructured.Unstructured {
+	c := u.DeepCopy()
+	c.SetDeletionTimestamp(&metav1.Time{Time: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)})
+	return c
 }
 
 // term is a nodeAffinity term in unstructured form: key, values, key,

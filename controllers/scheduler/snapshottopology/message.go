@@ -41,6 +41,16 @@ func describe(terms []v1.TopologySelectorTerm) string {
 	return b.String()
 }
 
+// deletionNote tells, inside a reason, that the snapshot or its content
+// is being deleted: the pod waits on objects that are going away, which
+// the user should know. "" when neither is.
+func deletionNote(deleting string) string {
+	if deleting == "" {
+		return ""
+	}
+	return "; " + deleting + " being deleted"
+}
+
 // bounded cuts s to maxReason bytes on a rune boundary, marking the cut.
 func bounded(s string) string {
 	if len(s) <= maxReason {

@@ -38,7 +38,7 @@ func (s *state) Clone() fwk.StateData { return s }
 // when the gate is off, when no PVC restores from a snapshot, and when no
 // such snapshot restricts topology.
 func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	if !pl.enabled {
+	if !pl.enabled || retried(pod) {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	sources, st := pl.podSources(ctx, pod)
@@ -114,8 +114,8 @@ func newState(sources []source) *state {
 		if len(src.terms) == 0 {
 			continue
 		}
-		reason := bounded(fmt.Sprintf("node(s) outside the topology of VolumeSnapshot %q (content %q): %s",
-			src.snapshot.String(), src.content, describe(src.terms)))
+		reason := bounded(fmt.Sprintf("node(s) outside the topology of VolumeSnapshot %q (content %q%s): %s",
+			src.snapshot.String(), src.content, deletionNote(src.deleting), describe(src.terms)))
 		s.constraints = append(s.constraints, constraint{source: src, match: compile(src.terms), reasons: []string{reason}})
 	}
 	return s

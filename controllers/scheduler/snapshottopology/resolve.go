@@ -21,6 +21,9 @@ type source struct {
 	snapshot types.NamespacedName
 	content  string
 	terms    []v1.TopologySelectorTerm
+	// deleting is snapshotapi.Resolved.Deleting: what of the two is being
+	// deleted, for the reason the user reads.
+	deleting string
 }
 
 // podSources resolves every unbound, snapshot-sourced PVC of pod with
@@ -43,7 +46,7 @@ func (pl *Plugin) podSources(ctx context.Context, pod *v1.Pod) ([]source, *fwk.S
 			return nil, resolveStatus(err)
 		}
 		if src != nil {
-			out = append(out, source{claim: c.name, snapshot: src.Snapshot, content: src.Content, terms: src.NodeAffinity})
+			out = append(out, source{claim: c.name, snapshot: src.Snapshot, content: src.Content, terms: src.NodeAffinity, deleting: src.Deleting})
 		}
 	}
 	return out, nil
