@@ -7,7 +7,7 @@ LDFLAGS    := -X main.version=$(VERSION)
 # Fuzz targets run for a bounded time in `make test`.
 FUZZTIME   ?= 10s
 
-.PHONY: all build crds test unit fuzz sanity bench conformance e2e-mutants chaos components clean \
+.PHONY: all build crds test unit fuzz sanity bench conformance conformance-matrix e2e-mutants chaos components clean \
 	fakezones-up fakezones-down fakezones-test bench-fakezones deploy-check kind-node-image kind-up kind-down kind-e2e
 
 all: build
@@ -132,6 +132,20 @@ bench-scheduler: build components
 ## _output/conformance/.
 conformance: build components
 	hack/conformance.sh
+
+## conformance-matrix: zonepath-sanity and the e2e suite for every driver
+## personality under e2e/testdata/personalities/ (issue 21), on one fake-zones
+## cluster per personality that has a cluster.yaml, reused by those that name it
+## (e2e/matrix). Prints a table personality → sanity and e2e passed/failed/skipped,
+## wall time, and every skip with the capability that explains it; fails on any
+## failure and on any skip its personality's lacks: do not explain
+## (e2e/README.md, "Conformance matrix"). Output under _output/conformance-matrix/.
+## A subset: make conformance-matrix MATRIX=prefixed,zone-only
+## Two clusters at a time: make conformance-matrix MATRIX_FLAGS=--parallel=2
+MATRIX ?=
+MATRIX_FLAGS ?=
+conformance-matrix: build components
+	$(GO) run ./e2e/matrix --bin-dir $(BIN) --output-dir $(OUT)/conformance-matrix --only "$(MATRIX)" $(MATRIX_FLAGS)
 
 ## e2e-mutants: proves the e2e suite can fail. Runs it against broken
 ## fake-zones set-ups, one at a time (e2e/mutants: a driver fault rule, an

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/reporters"
+
+	"github.com/zonepath/zonepath/e2e/junit"
 )
 
 func main() {
@@ -56,14 +58,11 @@ func load(paths []string) ([]Run, error) {
 	runs := make([]Run, 0, len(paths))
 	seen := map[string]string{}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		report, err := junit.Load(p)
 		if err != nil {
 			return nil, err
 		}
-		r := Run{Name: runName(p)}
-		if err := xml.Unmarshal(data, &r.Report); err != nil {
-			return nil, fmt.Errorf("%s: not a JUnit file: %w", p, err)
-		}
+		r := Run{Name: runName(p), Report: report}
 		if other, dup := seen[r.Name]; dup {
 			return nil, fmt.Errorf("%s and %s are both run %q", other, p, r.Name)
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/reporters"
+
+	"github.com/zonepath/zonepath/e2e/junit"
 )
 
 // Run is the JUnit file of one bin/zonepath-e2e invocation.
@@ -27,33 +29,6 @@ func (s Summary) String() string {
 	return fmt.Sprintf("e2e: %d passed, %d failed, %d skipped; runs: %s", s.Passed, s.Failed, s.Skipped, strings.Join(s.Runs, ", "))
 }
 
-// outcome is what became of a test case.
-type outcome int
-
-const (
-	passed outcome = iota
-	failed
-	skipped
-)
-
-// outcomeOf reads a test case's status the way Ginkgo's JUnit reporter
-// writes it: skipped and pending specs did not run; every other state
-// but passed is a failure (failed, timedout, interrupted, aborted,
-// panicked).
-func outcomeOf(tc reporters.JUnitTestCase) outcome {
-	switch tc.Status {
-	case "passed":
-		return passed
-	case "skipped", "pending":
-		return skipped
-	}
-	return failed
-}
-
-// isSpec tells a spec (an It) from the suite-level nodes Ginkgo also
-// lists (BeforeSuite, ReportAfterSuite ...), which every run may have.
-func isSpec(tc reporters.JUnitTestCase) bool { return strings.HasPrefix(tc.Name, "[It] ") }
-
 func specKey(tc reporters.JUnitTestCase) string { return tc.Classname + " " + tc.Name }
 
 // Merge joins the runs into one report, one test suite per run, in which
@@ -66,7 +41,7 @@ func Merge(runs []Run) (reporters.JUnitTestSuites, Summary, []string) {
 	ran := map[string][]string{} // spec → the runs it passed or failed in
 	for _, r := range runs {
 		forEachSpec(r, func(tc reporters.JUnitTestCase) {
-			if outcomeOf(tc) != skipped {
+			if junit.OutcomeOf(tc) != junit.Skipped {
 				ran[specKey(tc)] = append(ran[specKey(tc)], r.Name)
 			}
 		})
@@ -88,7 +63,7 @@ func check(runs []Run, ran map[string][]string) []string {
 			seen[key] = true
 			switch in := ran[key]; {
 			case len(in) == 0:
-				problems = append(problems, fmt.Sprintf("%s: skipped in every run that selected it (run %s: %s)", tc.Name, r.Name, skipMessage(tc)))
+				problems = append(problems, fmt.Sprintf("%s: skipped in every run that selected it (run %s: %s)", tc.Name, r.Name, junit.SkipMessage(tc)))
 			case len(in) > 1:
 				problems = append(problems, fmt.Sprintf("%s: ran %d times (runs %s); the runs' label filters overlap", tc.Name, len(in), strings.Join(in, ", ")))
 			}
@@ -109,13 +84,13 @@ func join(runs []Run, ran map[string][]string) (reporters.JUnitTestSuites, Summa
 			s.Properties.Properties = append(slices.Clone(s.Properties.Properties), reporters.JUnitProperty{Name: "Run", Value: r.Name})
 			var kept []reporters.JUnitTestCase
 			for _, tc := range s.TestCases {
-				if isSpec(tc) && outcomeOf(tc) == skipped && len(ran[specKey(tc)]) > 0 {
+				if junit.IsSpec(tc) && junit.OutcomeOf(tc) == junit.Skipped && len(ran[specKey(tc)]) > 0 {
 					continue
 				}
 				kept = append(kept, tc)
-				if isSpec(tc) {
+				if junit.IsSpec(tc) {
 					specs++
-					sum.add(outcomeOf(tc))
+					sum.add(junit.OutcomeOf(tc))
 				}
 			}
 			s.TestCases = kept
@@ -133,11 +108,11 @@ func join(runs []Run, ran map[string][]string) (reporters.JUnitTestSuites, Summa
 	return out, sum
 }
 
-func (s *Summary) add(o outcome) {
+func (s *Summary) add(o junit.Outcome) {
 	switch o {
-	case passed:
+	case junit.Passed:
 		s.Passed++
-	case failed:
+	case junit.Failed:
 		s.Failed++
 	default:
 		s.Skipped++
@@ -164,18 +139,9 @@ func recount(s *reporters.JUnitTestSuite) {
 
 // forEachSpec calls f for every spec of a run.
 func forEachSpec(r Run, f func(reporters.JUnitTestCase)) {
-	for _, s := range r.Report.TestSuites {
-		for _, tc := range s.TestCases {
-			if isSpec(tc) {
-				f(tc)
-			}
+	junit.ForEachTestCase(r.Report, func(tc reporters.JUnitTestCase) {
+		if junit.IsSpec(tc) {
+			f(tc)
 		}
-	}
-}
-
-func skipMessage(tc reporters.JUnitTestCase) string {
-	if tc.Skipped == nil {
-		return tc.Status
-	}
-	return tc.Skipped.Message
+	})
 }

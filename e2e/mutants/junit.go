@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/xml"
-	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 
 	"github.com/onsi/ginkgo/v2/reporters"
+
+	"github.com/zonepath/zonepath/e2e/junit"
 )
 
 // scenarioID finds a spec's scenario in its name ("scenario 16a: ...").
@@ -17,24 +16,18 @@ var scenarioID = regexp.MustCompile(`\bscenario (\d+[a-z]?):`)
 // failedScenarios reads a JUnit file of the suite and returns the
 // scenarios with a failed or errored test case, in scenario order.
 func failedScenarios(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	suites, err := junit.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	var suites reporters.JUnitTestSuites
-	if err := xml.Unmarshal(data, &suites); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	var failed []string
-	for _, s := range suites.TestSuites {
-		for _, tc := range s.TestCases {
-			m := scenarioID.FindStringSubmatch(tc.Name)
-			if m == nil || (tc.Failure == nil && tc.Error == nil) || slices.Contains(failed, m[1]) {
-				continue
-			}
-			failed = append(failed, m[1])
+	junit.ForEachTestCase(suites, func(tc reporters.JUnitTestCase) {
+		m := scenarioID.FindStringSubmatch(tc.Name)
+		if m == nil || (tc.Failure == nil && tc.Error == nil) || slices.Contains(failed, m[1]) {
+			return
 		}
-	}
+		failed = append(failed, m[1])
+	})
 	slices.SortFunc(failed, compareScenarios)
 	return failed, nil
 }

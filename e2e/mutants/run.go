@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/zonepath/zonepath/e2e/logrun"
 	"github.com/zonepath/zonepath/fakezones/spec"
 )
 
@@ -188,20 +187,5 @@ func (o *options) down(work, dir string) {
 
 // command runs one of the built binaries with its output in dir/log.
 func (o *options) command(ctx context.Context, dir, log, name string, args ...string) error {
-	f, err := os.Create(filepath.Join(dir, log))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, name), args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	// SIGINT, not SIGKILL, so that zonepath-cluster up stops what it
-	// started.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return fmt.Errorf("%s exited %d", name, exit.ExitCode())
-	}
-	return err
+	return logrun.Run(ctx, filepath.Join(dir, log), filepath.Join(o.bin, name), args...)
 }
