@@ -128,8 +128,8 @@ bench-scheduler: build components
 		2>&1 | tee $(OUT)/bench-scheduler.txt'
 
 ## conformance: the main job. Conformance of the built-in driver on its own
-## and in a fake-zones cluster (hack/conformance.sh); results under
-## _output/conformance/.
+## and in fake-zones clusters, then the conformance matrix of its driver
+## personalities (hack/conformance.sh); results under _output/conformance/.
 conformance: build components
 	hack/conformance.sh
 

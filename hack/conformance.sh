@@ -29,6 +29,11 @@
 #      every spec once, where it ran, and a one-line summary: specs passed,
 #      failed and skipped, wall time per run. It fails when a spec failed,
 #      was skipped in every run, or ran in two;
+#   7. the conformance matrix (e2e/matrix, make conformance-matrix): the
+#      sanity and e2e suites against each driver personality of
+#      e2e/testdata/personalities on clusters of its own, two at a time, a
+#      table under matrix/; it fails on a failure or on a skip the
+#      personality's lacks: do not explain;
 #   down, always, for every cluster, also after a failure or Ctrl-C.
 # An e2e run that fails does not stop the next one, so that junit.xml lists
 # every spec; the script fails at the end then.
@@ -51,13 +56,13 @@ down() {
 }
 trap down EXIT
 
-echo "conformance: [1/6] sanity of bin/zonepath on its own"
+echo "conformance: [1/7] sanity of bin/zonepath on its own"
 SANITY_OUT="$out/sanity" hack/sanity.sh
 
-echo "conformance: [2/6] fake-zones cluster tests"
+echo "conformance: [2/7] fake-zones cluster tests"
 ZONEPATH_BIN="$PWD/bin" go test -tags livecluster -count=1 -v ./fakezones/... 2>&1 | tee "$out/fakezones-test.txt"
 
-echo "conformance: [3/6] zonepath-sanity against the driver in a fake-zones cluster"
+echo "conformance: [3/7] zonepath-sanity against the driver in a fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$cluster" --config hack/conformance/cluster.yaml --rbac deploy/rbac
 mkdir -p "$cluster/sanity"
 bin/zonepath-sanity \
@@ -90,24 +95,24 @@ e2e() {
   echo "conformance: e2e run $run took $(( $(date +%s) - start ))s"
 }
 
-echo "conformance: [4/6] the e2e suite (bin/zonepath-e2e) against a two-region fake-zones cluster"
+echo "conformance: [4/7] the e2e suite (bin/zonepath-e2e) against a two-region fake-zones cluster"
 bin/zonepath-cluster up --work-dir "$e2ecluster" --config hack/conformance/e2e-cluster.yaml --rbac deploy/rbac
 e2e zonepath "$e2ecluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-ext.yaml \
   --ginkgo.label-filter '!capability-off && !feature-gate-off && !attach-limits && !kubelet'
 e2e nocap "$e2ecluster" e2e/testdata/zonepath-nocap.yaml e2e/testdata/zonepath-nocap-ext.yaml \
   --ginkgo.label-filter capability-off
-echo "conformance: [4/6] kubectl apply --dry-run=server -k of every kustomization under deploy/ against the same cluster"
+echo "conformance: [4/7] kubectl apply --dry-run=server -k of every kustomization under deploy/ against the same cluster"
 hack/deploy-check.sh --kubeconfig "$e2ecluster/kubeconfig/admin" 2>&1 | tee "$out/deploy-check.txt"
 bin/zonepath-cluster down --work-dir "$e2ecluster" >>"$out/down.log" 2>&1
 
-echo "conformance: [5/6] the feature-gate-off and attach-limits specs against a cluster whose controllers run with VolumeSnapshotTopology=false"
+echo "conformance: [5/7] the feature-gate-off and attach-limits specs against a cluster whose controllers run with VolumeSnapshotTopology=false"
 bin/zonepath-cluster up --work-dir "$gateoffcluster" --config hack/conformance/e2e-cluster-2.yaml \
   --feature-gates=VolumeSnapshotTopology=false --rbac deploy/rbac
 e2e cluster-2 "$gateoffcluster" e2e/testdata/zonepath.yaml e2e/testdata/zonepath-cluster-2-ext.yaml \
   --ginkgo.label-filter 'feature-gate-off || attach-limits'
 bin/zonepath-cluster down --work-dir "$gateoffcluster" >>"$out/down.log" 2>&1
 
-echo "conformance: [6/6] one JUnit file for all e2e runs"
+echo "conformance: [6/7] one JUnit file for all e2e runs"
 merge=0
 go run ./e2e/junitmerge -o "$out/e2e/junit.xml" "${junits[@]}" || merge=$?
 # The clusters of steps 3-5 ran their components under deploy/rbac's
@@ -119,12 +124,19 @@ rbacaudit=0
 go run ./deploy/rbaccheck/cmd/rbac-audit --usage deploy/rbac/api-usage.yaml \
   "$cluster/audit/audit.log" "$e2ecluster/audit/audit.log" "$gateoffcluster/audit/audit.log" \
   | tee "$out/rbac-audit.txt" || rbacaudit=$?
+echo "conformance: [7/7] the conformance matrix: every driver personality of e2e/testdata/personalities"
+matrix=0
+go run ./e2e/matrix --bin-dir "$PWD/bin" --output-dir "$out/matrix" --parallel=2 || matrix=$?
 if [ ${#failed_runs[@]} -gt 0 ] || [ "$merge" -ne 0 ]; then
   echo "conformance: e2e failed (runs failed: ${failed_runs[*]:-none}); see $out/e2e/junit.xml and $out/e2e/<run>.txt"
   exit 1
 fi
 if [ "$rbacaudit" -ne 0 ]; then
   echo "conformance: the RBAC audit failed; see $out/rbac-audit.txt"
+  exit 1
+fi
+if [ "$matrix" -ne 0 ]; then
+  echo "conformance: the conformance matrix failed; see $out/matrix/matrix.txt"
   exit 1
 fi
 echo "conformance: passed; logs and JUnit under $out"
