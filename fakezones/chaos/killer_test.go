@@ -95,13 +95,7 @@ func waitFor(t *testing.T, cond func(Snapshot) bool, l *Ledger) {
 // sidecar whose controller the last kill restarted), and stops doing so
 // once stopped.
 func TestSuperviseRevivesAfterTheKills(t *testing.T) {
-	dir := t.TempDir()
-	p, err := proc.Start(proc.Spec{Name: "provisioner", Path: "/bin/sh", Args: []string{"-c", "sleep 60"}, Log: filepath.Join(dir, "provisioner.log")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &cluster.State{WorkDir: dir, Processes: []*proc.Process{p}}
-	t.Cleanup(func() { _ = cluster.Down(context.Background(), dir, io.Discard) })
+	s, p := standInCluster(t, "provisioner")
 	ledger := NewLedger()
 	k := &killer{state: s, ledger: ledger, log: io.Discard, started: map[string]time.Time{}}
 	t0 := time.Now()
@@ -132,13 +126,7 @@ func TestSuperviseRevivesAfterTheKills(t *testing.T) {
 // provisioner exit after the controller it talks to was killed) is an
 // exit, restarted, and then killed as scheduled: not the end of the run.
 func TestKillerKillsAVictimThatJustExited(t *testing.T) {
-	dir := t.TempDir()
-	p, err := proc.Start(proc.Spec{Name: "provisioner", Path: "/bin/sh", Args: []string{"-c", "sleep 60"}, Log: filepath.Join(dir, "provisioner.log")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &cluster.State{WorkDir: dir, Processes: []*proc.Process{p}}
-	t.Cleanup(func() { _ = cluster.Down(context.Background(), dir, io.Discard) })
+	s, p := standInCluster(t, "provisioner")
 	if err := p.Kill(context.Background(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -156,4 +144,17 @@ func TestKillerKillsAVictimThatJustExited(t *testing.T) {
 	if kill.Component != "provisioner" || q.PID == p.PID || !q.Alive() {
 		t.Errorf("kill = %+v; provisioner pid %d (first %d), alive %v", kill, q.PID, p.PID, q.Alive())
 	}
+}
+
+// standInCluster is a cluster state of one stand-in process named name
+// (a shell sleeping a minute), brought down when the test ends.
+func standInCluster(t *testing.T, name string) (*cluster.State, *proc.Process) {
+	t.Helper()
+	dir := t.TempDir()
+	p, err := proc.Start(proc.Spec{Name: name, Path: "/bin/sh", Args: []string{"-c", "sleep 60"}, Log: filepath.Join(dir, name+".log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Down(context.Background(), dir, io.Discard) })
+	return &cluster.State{WorkDir: dir, Processes: []*proc.Process{p}}, p
 }
