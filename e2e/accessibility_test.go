@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/labels"
 	"maps"
 	"slices"
 	"strings"
@@ -31,13 +32,8 @@ import (
 
 // inSegment says whether a node with labels is in seg: its labels carry
 // every key and value of seg.
-func inSegment(labels map[string]string, seg driverext.Segment) bool {
-	for k, v := range seg {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
+func inSegment(nodeLabels map[string]string, seg driverext.Segment) bool {
+	return labels.SelectorFromSet(labels.Set(seg)).Matches(labels.Set(nodeLabels))
 }
 
 // admits is a rule a node passes or not, by its labels: a volume's
