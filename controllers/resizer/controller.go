@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
@@ -90,7 +91,9 @@ func (c *Controller) enqueue(obj any) {
 
 // claimUpdated enqueues a claim when something the expansion depends on
 // changed: the request, the annotation, the capacity, a status kubelet
-// wrote, or nothing at all (a resync). The controller's own writes of
+// wrote, or nothing at all (a resync: the same object again; the API
+// server changes resourceVersion on every write, a fake clientset does
+// not, hence the comparison of the whole object). The controller's own writes of
 // ControllerResizeInProgress and conditions do not, so that a failing
 // claim is retried by the queue's backoff only.
 func (c *Controller) claimUpdated(oldObj, newObj any) {
@@ -104,7 +107,7 @@ func (c *Controller) claimUpdated(oldObj, newObj any) {
 	newStatus := n.Status.AllocatedResourceStatuses[v1.ResourceStorage]
 	statusChanged := newStatus != o.Status.AllocatedResourceStatuses[v1.ResourceStorage] &&
 		newStatus != v1.PersistentVolumeClaimControllerResizeInProgress
-	if oldReq.Cmp(newReq) != 0 || oldCap.Cmp(newCap) != 0 || statusChanged || o.ResourceVersion == n.ResourceVersion ||
+	if oldReq.Cmp(newReq) != 0 || oldCap.Cmp(newCap) != 0 || statusChanged || equality.Semantic.DeepEqual(o, n) ||
 		o.Annotations[volumetypes.VolumeResizerKey] != n.Annotations[volumetypes.VolumeResizerKey] ||
 		o.Status.Phase != n.Status.Phase {
 		c.enqueue(n)
