@@ -21,7 +21,7 @@ main() {
     echo "resources:"
     echo "- $rel"
     echo "images:"
-    for image in zonepath zonepath-provisioner zonepath-snapshotter zonepath-scheduler; do
+    for image in zonepath zonepath-provisioner zonepath-snapshotter zonepath-scheduler zonepath-resizer; do
       echo "- name: localhost/zonepath/$image"
       # Quoted: a tag of digits only (a short commit hash) would be a YAML number.
       echo "  newTag: \"$tag\""
