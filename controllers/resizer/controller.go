@@ -73,15 +73,24 @@ func NewController(kube kubernetes.Interface, expander Expander, o Options) (*Co
 	return c, nil
 }
 
-// ours says whether the claim's expansion is this controller's: kube's
-// expand controller names the driver in the storage-resizer annotation.
-func (c *Controller) ours(pvc *v1.PersistentVolumeClaim) bool {
-	return pvc.Annotations[volumetypes.VolumeResizerKey] == c.o.DriverName
+// ours says whether a volume's expansion is this controller's: a CSI
+// volume of its driver. kube-controller-manager's expand controller has
+// no expandable plugin for CSI volumes (its csi plugin lacks
+// ExpandVolumeDevice): for them it only records ExternalExpanding
+// ("waiting for an external controller to expand this PVC") and sets no
+// volume.kubernetes.io/storage-resizer annotation; it names a CSI driver
+// there only for migrated in-tree volumes, which this resizer does not
+// support. So the volume's driver decides, as in upstream csi-resizer's
+// CanSupport.
+func (c *Controller) ours(pv *v1.PersistentVolume) bool {
+	return pv.Spec.CSI != nil && pv.Spec.CSI.Driver == c.o.DriverName
 }
 
+// enqueue queues every claim: whether it is ours is known only from its
+// volume, which sync reads from the cache.
 func (c *Controller) enqueue(obj any) {
 	pvc, ok := obj.(*v1.PersistentVolumeClaim)
-	if !ok || !c.ours(pvc) {
+	if !ok {
 		return
 	}
 	if key, err := cache.MetaNamespaceKeyFunc(pvc); err == nil {

@@ -14,17 +14,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
-	volumetypes "k8s.io/kubernetes/pkg/volume/util/types"
 )
 
 const ns = "test"
 
-// claim is a bound claim of testDriver asking for request, with capacity
-// recorded, annotated for resizer (kube's expand controller's job).
-func claim(request, capacity, resizer string) *v1.PersistentVolumeClaim {
+// claim is a bound claim asking for request, with capacity recorded. It
+// has no storage-resizer annotation: kube-controller-manager sets none on
+// claims of (non-migrated) CSI volumes.
+func claim(request, capacity string) *v1.PersistentVolumeClaim {
 	return &v1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns, UID: "claim-uid", ResourceVersion: "1",
-			Annotations: map[string]string{volumetypes.VolumeResizerKey: resizer}},
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns, UID: "claim-uid", ResourceVersion: "1"},
 		Spec: v1.PersistentVolumeClaimSpec{
 			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse(request)}},
@@ -35,7 +34,7 @@ func claim(request, capacity, resizer string) *v1.PersistentVolumeClaim {
 	}
 }
 
-// volume is the claim's CSI volume of size.
+// volume is the claim's CSI volume of testDriver, of size.
 func volume(size string, block bool) *v1.PersistentVolume {
 	pv := &v1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: "pv-data", ResourceVersion: "1"},

@@ -17,7 +17,7 @@ const gi = 1 << 30
 // node; the resizer records the new capacity on the volume and the claim
 // and ends the expansion.
 func TestControllerOnlyExpansion(t *testing.T) {
-	h := start(t, &fakeCSI{controller: true}, claim("2Gi", "1Gi", testDriver), volume("1Gi", true))
+	h := start(t, &fakeCSI{controller: true}, claim("2Gi", "1Gi"), volume("1Gi", true))
 	h.eventually("claim capacity 2Gi", func() (bool, string) {
 		pvc := h.claim()
 		return quantity(pvc.Status.Capacity) == "2Gi", quantity(pvc.Status.Capacity)
@@ -52,7 +52,7 @@ func TestControllerOnlyExpansion(t *testing.T) {
 // claim is left as kubelet's NodeExpander waits for it: NodeResizePending,
 // FileSystemResizePending, the capacity not yet the claim's.
 func TestNodeExpansionRequired(t *testing.T) {
-	h := start(t, &fakeCSI{controller: true, nodeRequired: true}, claim("2Gi", "1Gi", testDriver), volume("1Gi", false))
+	h := start(t, &fakeCSI{controller: true, nodeRequired: true}, claim("2Gi", "1Gi"), volume("1Gi", false))
 	h.eventually("NodeResizePending", func() (bool, string) {
 		pvc := h.claim()
 		st := pvc.Status.AllocatedResourceStatuses[v1.ResourceStorage]
@@ -77,7 +77,7 @@ func TestNodeExpansionRequired(t *testing.T) {
 func TestRetriedThenSucceeds(t *testing.T) {
 	unavailable := status.Error(codes.Unavailable, "plugin restarting")
 	f := &fakeCSI{controller: true, errs: []error{unavailable, unavailable}}
-	h := start(t, f, claim("2Gi", "1Gi", testDriver), volume("1Gi", true))
+	h := start(t, f, claim("2Gi", "1Gi"), volume("1Gi", true))
 	h.eventually("claim capacity 2Gi", func() (bool, string) {
 		pvc := h.claim()
 		return quantity(pvc.Status.Capacity) == "2Gi", quantity(pvc.Status.Capacity)
@@ -105,7 +105,7 @@ func TestRetriedThenSucceeds(t *testing.T) {
 // resyncs (every 100 ms here); a lower request is expanded.
 func TestOutOfRangeIsFinal(t *testing.T) {
 	f := &fakeCSI{controller: true, always: status.Error(codes.OutOfRange, "zone a has no room")}
-	h := startResync(t, f, 100*time.Millisecond, claim("4Gi", "1Gi", testDriver), volume("1Gi", true))
+	h := startResync(t, f, 100*time.Millisecond, claim("4Gi", "1Gi"), volume("1Gi", true))
 	h.eventually("ControllerResizeInfeasible", func() (bool, string) {
 		st := h.claim().Status.AllocatedResourceStatuses[v1.ResourceStorage]
 		return st == v1.PersistentVolumeClaimControllerResizeInfeasible, string(st)
@@ -131,12 +131,16 @@ func TestOutOfRangeIsFinal(t *testing.T) {
 	}
 }
 
-// TestIgnored: claims the resizer must leave alone: another driver's, and
-// one whose request is below its capacity (a shrink, refused with an
-// event).
+// TestIgnored: claims the resizer must leave alone: one bound to another
+// driver's volume, even when annotated with this driver's name (the
+// volume decides), and one whose request is below its capacity (a shrink,
+// refused with an event).
 func TestIgnored(t *testing.T) {
 	t.Run("other driver", func(t *testing.T) {
-		h := start(t, &fakeCSI{controller: true}, claim("2Gi", "1Gi", "other.csi.dev"), volume("1Gi", true))
+		c, pv := claim("2Gi", "1Gi"), volume("1Gi", true)
+		c.Annotations = map[string]string{volumetypes.VolumeResizerKey: testDriver}
+		pv.Spec.CSI.Driver = "other.csi.dev"
+		h := start(t, &fakeCSI{controller: true}, c, pv)
 		time.Sleep(500 * time.Millisecond)
 		if reqs, _ := h.csi.calls(); len(reqs) != 0 {
 			t.Errorf("%d calls for another driver's claim", len(reqs))
@@ -146,7 +150,7 @@ func TestIgnored(t *testing.T) {
 		}
 	})
 	t.Run("shrink", func(t *testing.T) {
-		h := start(t, &fakeCSI{controller: true}, claim("1Gi", "2Gi", testDriver), volume("2Gi", true))
+		h := start(t, &fakeCSI{controller: true}, claim("1Gi", "2Gi"), volume("2Gi", true))
 		h.waitEvent("Warning VolumeResizeFailed: Requested size 1Gi is smaller than the volume's capacity 2Gi: volumes are never shrunk")
 		if reqs, _ := h.csi.calls(); len(reqs) != 0 {
 			t.Errorf("%d calls for a shrink", len(reqs))
@@ -160,7 +164,7 @@ func TestIgnored(t *testing.T) {
 // TestNodeOnlyPlugin: without EXPAND_VOLUME the plugin is not called and
 // the claim goes to kubelet.
 func TestNodeOnlyPlugin(t *testing.T) {
-	h := start(t, &fakeCSI{}, claim("2Gi", "1Gi", testDriver), volume("1Gi", false))
+	h := start(t, &fakeCSI{}, claim("2Gi", "1Gi"), volume("1Gi", false))
 	h.eventually("NodeResizePending", func() (bool, string) {
 		st := h.claim().Status.AllocatedResourceStatuses[v1.ResourceStorage]
 		return st == v1.PersistentVolumeClaimNodeResizePending, string(st)

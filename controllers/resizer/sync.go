@@ -45,20 +45,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return c.expand(ctx, key, pvc, pv, size)
 }
 
-// objects are the claim of key and its volume when the claim is ours, bound
-// and its volume a CSI volume bound to it; nil when there is nothing to
-// do. A volume missing from the cache is an error: the informer may not
+// objects are the claim of key and its volume when the claim is bound
+// to a volume of the driver; nil when there is nothing to do. A volume missing from the cache is an error: the informer may not
 // have it yet.
 func (c *Controller) objects(key string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume, error) {
 	pvc, err := c.claims.Get(key)
-	if err != nil || pvc == nil || !c.ours(pvc) || pvc.Status.Phase != v1.ClaimBound || pvc.Spec.VolumeName == "" {
+	if err != nil || pvc == nil || pvc.Status.Phase != v1.ClaimBound || pvc.Spec.VolumeName == "" {
 		return nil, nil, err
 	}
 	pv, err := c.volumes.Get(pvc.Spec.VolumeName)
 	if err != nil {
 		return nil, nil, fmt.Errorf("volume %s of claim %s: %w", pvc.Spec.VolumeName, key, err)
 	}
-	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != c.o.DriverName {
+	if !c.ours(pv) {
 		return nil, nil, nil
 	}
 	if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != pvc.UID || ref.Namespace != pvc.Namespace {
