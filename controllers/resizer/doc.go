@@ -47,5 +47,6 @@
 // Controller. csi-resizer's pod tracking for drivers that expand offline
 // only is not needed by a driver that expands online, so
 // --handle-volume-inuse-error is accepted and ignored. Migrated in-tree
-// volumes and secrets (ControllerExpandSecretRef) are not supported.
+// volumes are not supported, nor secrets: a volume naming
+// controllerExpandSecretRef gets a Warning event and no call.
 package resizer

@@ -133,8 +133,8 @@ func TestOutOfRangeIsFinal(t *testing.T) {
 
 // TestIgnored: claims the resizer must leave alone: one bound to another
 // driver's volume, even when annotated with this driver's name (the
-// volume decides), and one whose request is below its capacity (a shrink,
-// refused with an event).
+// volume decides), one whose volume needs expansion secrets, and one
+// whose request is below its capacity (a shrink, refused with an event).
 func TestIgnored(t *testing.T) {
 	t.Run("other driver", func(t *testing.T) {
 		c, pv := claim("2Gi", "1Gi"), volume("1Gi", true)
@@ -147,6 +147,15 @@ func TestIgnored(t *testing.T) {
 		}
 		if pvc := h.claim(); pvc.ResourceVersion != "1" || len(h.events()) != 0 {
 			t.Errorf("claim written (rv %s) or events %v", pvc.ResourceVersion, h.events())
+		}
+	})
+	t.Run("secrets", func(t *testing.T) {
+		pv := volume("1Gi", true)
+		pv.Spec.CSI.ControllerExpandSecretRef = &v1.SecretReference{Namespace: ns, Name: "expand"}
+		h := start(t, &fakeCSI{controller: true}, claim("2Gi", "1Gi"), pv)
+		h.waitEvent("Warning VolumeResizeFailed: Volume pv-data names controllerExpandSecretRef test/expand: zonepath-resizer does not pass secrets")
+		if reqs, _ := h.csi.calls(); len(reqs) != 0 {
+			t.Errorf("%d calls without the volume's secrets", len(reqs))
 		}
 	})
 	t.Run("shrink", func(t *testing.T) {

@@ -37,6 +37,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if request.Cmp(capacity) == 0 {
 		return nil
 	}
+	if ref := pv.Spec.CSI.ControllerExpandSecretRef; ref != nil {
+		// Reading secrets would need a grant deploy/rbac does not give;
+		// calling without them would fail in the plugin, again and again.
+		c.recorder.Eventf(pvc, v1.EventTypeWarning, reasonFailed,
+			"Volume %s names controllerExpandSecretRef %s/%s: zonepath-resizer does not pass secrets; use csi-resizer", pv.Name, ref.Namespace, ref.Name)
+		return nil
+	}
 	size, skip := stateOf(pvc, pv, c.finals.has(key)).target()
 	if skip != "" {
 		logger.V(4).Info("No expansion", "reason", skip)
