@@ -34,8 +34,8 @@
 // the request, which the Warning event says. Kubelet's NodeResizeInfeasible
 // hands the claim back. Every step is an event on the claim, with
 // upstream's reasons (Resizing, VolumeResizeFailed,
-// FileSystemResizeRequired, VolumeResizeSuccessful). A request below the
-// claim's capacity is refused with an event: volumes are never shrunk.
+// FileSystemResizeRequired, VolumeResizeSuccessful). A request at or
+// below the claim's capacity asks for nothing: volumes are never shrunk.
 //
 // Status writes go through kube's own pkg/volume/util helpers (the ones
 // kubelet writes its side with): strategic merge patches of pvc/status

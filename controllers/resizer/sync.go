@@ -29,12 +29,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx).WithValues("pvc", klog.KObj(pvc), "pv", pv.Name)
 	capacity := pvc.Status.Capacity[v1.ResourceStorage]
 	request := pvc.Spec.Resources.Requests[v1.ResourceStorage]
-	if request.Cmp(capacity) < 0 {
-		c.recorder.Eventf(pvc, v1.EventTypeWarning, reasonFailed,
-			"Requested size %s is smaller than the volume's capacity %s: volumes are never shrunk", request.String(), capacity.String())
-		return nil
-	}
-	if request.Cmp(capacity) == 0 {
+	if request.Cmp(capacity) <= 0 {
+		// Nothing to grow. A request below the capacity is no shrink
+		// to refuse loudly: provisioning rounds sizes up, and the API
+		// server forbids lowering a request below the capacity. A volume
+		// is never shrunk.
 		return nil
 	}
 	if ref := pv.Spec.CSI.ControllerExpandSecretRef; ref != nil {
