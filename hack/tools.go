@@ -38,6 +38,9 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
 	_ "k8s.io/kubernetes/cmd/kubeadm"
 	_ "k8s.io/kubernetes/cmd/kubelet"
+	// The Ginkgo CLI, which runs the e2e suite in parallel processes
+	// (make kind-upstream).
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "sigs.k8s.io/kind"
 
 	// The snapshot CRDs snapshot-controller needs ship in this module's
