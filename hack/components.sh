@@ -21,7 +21,7 @@
 # packages and skips the link when bin/<name> already matches, so a rebuild
 # with nothing changed takes seconds.
 #
-# Usage: hack/components.sh [name...]   (default: all but csi-provisioner, in the order above)
+# Usage: hack/components.sh [name...]   (default: ALL below, in the order above; the rest on request)
 set -euo pipefail
 
 GO=${GO:-go}
