@@ -125,9 +125,12 @@ func TestBuiltStandins(t *testing.T) {
 			mustRun(t, root, nil, `chroot "$1" sh -c 'echo ok | wc -l'`, "1")
 		},
 		glibcName: func(t *testing.T, root, _ string) {
-			// What multivolume's pods run: dd to the volume, then a checksum.
-			mustRun(t, root, nil, `chroot "$1" sh -c 'dd if=/dev/zero of=/tmp/f bs=1k count=1 2>/dev/null && sha256sum /tmp/f'`,
-				"5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef  /tmp/f")
+			// What multivolume's pods run (storage/utils CheckWriteToPath,
+			// CheckReadFromPath) through sh -c; oflag=nocache is GNU dd's,
+			// busybox's refuses it, and busybox's sh would run its own.
+			mustRun(t, root, nil, `chroot "$1" sh -c 'echo aGVsbG8= | base64 -d | dd of=/tmp/f oflag=nocache bs=5 count=1 &&
+				dd if=/tmp/f bs=5 count=1 | sha256sum'`,
+				"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824  -")
 		},
 		agnhostName: checkAgnhost,
 		nginxName:   checkNginx,

@@ -28,21 +28,70 @@ func (b *builder) busyboxInput(s spec) (imageInput, error) {
 	}}, nil
 }
 
+// glibcPackages are Debian's shell, GNU coreutils and the libraries its
+// programs load.
+var glibcPackages = []string{"dash", "coreutils", "libacl1", "libattr1", "libgmp10", "libselinux1", "libpcre2-8-0"}
+
+// glibcRun are the programs the storage suites run in glibc-dns-testing
+// (storage/utils CheckWriteToPath, CheckReadFromPath, through sh -c),
+// whose libraries the build checks.
+var glibcRun = []struct{ pkg, path string }{
+	{"dash", "bin/dash"}, {"coreutils", "bin/dd"}, {"coreutils", "usr/bin/sha256sum"},
+	{"coreutils", "usr/bin/base64"}, {"coreutils", "bin/ls"},
+}
+
 // glibcInput is the stand-in for glibc-dns-testing (Debian bookworm-slim
-// plus dnsutils upstream), which the multivolume suite's pods run: what
-// they exec is shell, dd and sha256sum, so libc6 and busybox serve; dig
-// and nslookup's DNS behaviour, the image's purpose elsewhere, are not there.
+// plus dnsutils upstream), which the multivolume suite's pods run: they
+// write and read block volumes with GNU dd's oflag=nocache and
+// iflag=direct, which busybox's dd lacks. Debian's dash is /bin/sh, as in
+// bookworm-slim: busybox's sh runs its own applets before any program in
+// PATH, so GNU dd would never run. dash and coreutils lie over busybox's
+// applets, which serve the rest (blockdev --getss, grep); no coreutils
+// program has a busybox link earlier in PATH. dig and nslookup's DNS
+// behaviour, the image's purpose elsewhere, are not there.
 func (b *builder) glibcInput(s spec) (imageInput, error) {
-	return imageInput{tag: b.e2e[s.e2e], layers: []layer{b.base, b.libc, b.applets[allApplets]}, config: v1.Config{
+	pkgs, err := b.packages(glibcPackages...)
+	if err != nil {
+		return imageInput{}, err
+	}
+	coreutils := pkgs["coreutils"]
+	libs, err := packagesLayer("coreutils' libraries", pkgs["libacl1"], pkgs["libattr1"], pkgs["libgmp10"], pkgs["libselinux1"], pkgs["libpcre2-8-0"])
+	if err != nil {
+		return imageInput{}, err
+	}
+	for _, prog := range glibcRun {
+		if err := b.checkLibraries(filepath.Join(pkgs[prog.pkg].root, prog.path), b.libc, libs); err != nil {
+			return imageInput{}, err
+		}
+	}
+	programs, err := packagesLayer("shell and GNU", pkgs["dash"], coreutils)
+	if err != nil {
+		return imageInput{}, err
+	}
+	return imageInput{tag: b.e2e[s.e2e], layers: []layer{b.base, b.libc, libs, b.applets[allApplets], programs}, config: v1.Config{
 		Cmd:  []string{"sh"},
 		User: userOf(s),
 		Env:  []string{searchPath},
 		Labels: map[string]string{
-			labelTitle: s.name, labelVersion: b.libcVer, labelSource: "https://tracker.debian.org/pkg/glibc",
-			labelBase:       "Debian libc6 " + b.libcVer,
-			labelLocalBuild: localBuild(fmt.Sprintf("Debian's libc6 %s and busybox-static %s", b.libcVer, b.busybox.version)),
+			labelTitle: s.name, labelVersion: coreutils.version, labelSource: "https://tracker.debian.org/pkg/coreutils",
+			labelBase: "Debian libc6 " + b.libcVer,
+			labelLocalBuild: localBuild(fmt.Sprintf("Debian's coreutils %s, dash %s, libc6 %s and busybox-static %s",
+				coreutils.version, pkgs["dash"].version, b.libcVer, b.busybox.version)),
 		},
 	}}, nil
+}
+
+// packages fetches Debian packages by name.
+func (b *builder) packages(names ...string) (map[string]debPackage, error) {
+	pkgs := map[string]debPackage{}
+	for _, name := range names {
+		p, err := b.debs.get(name)
+		if err != nil {
+			return nil, err
+		}
+		pkgs[name] = p
+	}
+	return pkgs, nil
 }
 
 // agnhostInput is the stand-in for agnhost: bin/agnhost, built from the
@@ -141,13 +190,9 @@ http {
 // nginxInput is the stand-in for the e2e framework's nginx image (upstream
 // nginx:1.27-alpine mirrored): Debian's nginx in the foreground.
 func (b *builder) nginxInput(s spec) (imageInput, error) {
-	pkgs := map[string]debPackage{}
-	for _, name := range nginxPackages {
-		p, err := b.debs.get(name)
-		if err != nil {
-			return imageInput{}, err
-		}
-		pkgs[name] = p
+	pkgs, err := b.packages(nginxPackages...)
+	if err != nil {
+		return imageInput{}, err
 	}
 	libs, err := packagesLayer("nginx's libraries", pkgs["libcrypt1"], pkgs["libpcre2-8-0"], pkgs["libssl3"], pkgs["zlib1g"])
 	if err != nil {
