@@ -212,14 +212,19 @@ components:
 
 ## images: an image of each zonepath binary (localhost/zonepath/<binary>:$(VERSION))
 ## and offline stand-ins under the upstream names the manifests use
-## (snapshot-controller, csi-attacher, the e2e framework's BusyBox), built from
-## bin/ without a Docker daemon: docker-archive tarballs in _output/images/,
-## listed in _output/images/images.txt (hack/imagebuild/README.md).
+## (snapshot-controller, csi-attacher) and the e2e framework's images the
+## storage suites pull (busybox, agnhost, nginx, glibc-dns-testing), built from
+## bin/ and Debian packages without a Docker daemon: docker-archive tarballs in
+## _output/images/, listed in _output/images/images.txt (hack/imagebuild/README.md).
+## IMAGES_WITH=csi-provisioner adds upstream's csi-provisioner (its own
+## Kubernetes build, six cold minutes), for PROVISIONER_IMAGE overrides.
 .PHONY: images
+IMAGES_WITH ?=
 images: build components
-	busybox=$$($(GO) run ./hack/imagebuild/e2eimage BusyBox) && \
+	GO=$(GO) BIN=$(BIN) hack/components.sh agnhost $(IMAGES_WITH)
+	e2e=$$($(GO) run ./hack/imagebuild/e2eimage) && \
 	$(GO) run ./hack/imagebuild --bin-dir $(BIN) --out-dir $(OUT)/images \
-		--version $(VERSION) --busybox-ref "$$busybox"
+		--version $(VERSION) --e2e-images "$$e2e" --with "$(IMAGES_WITH)"
 
 clean:
 	rm -rf $(BIN) $(OUT)

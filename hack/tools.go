@@ -43,6 +43,11 @@ import (
 	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "sigs.k8s.io/kind"
 
+	// agnhost, the e2e framework's test image binary, from the same
+	// k8s.io/kubernetes: make images builds its offline stand-in
+	// (hack/imagebuild) for the storage suites' hostexec and subPath pods.
+	_ "k8s.io/kubernetes/test/images/agnhost"
+
 	// The snapshot CRDs snapshot-controller needs ship in this module's
 	// client/config/crd; require it explicitly so its version is ours, not
 	// whatever the sidecars happen to need.
