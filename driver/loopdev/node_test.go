@@ -1,0 +1,86 @@
+package loopdev
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestAttachMakesAMissingNode plays a container whose /dev was copied
+// before the kernel added the device: only loop-control is there, and
+// Attach must create the node of the device it is given.
+func TestAttachMakesAMissingNode(t *testing.T) {
+	if err := Probe(t.TempDir()); err != nil {
+		t.Skipf("needs loop devices (root and a working /dev/loop-control): %v", err)
+	}
+	var ctl unix.Stat_t
+	if err := unix.Stat("/dev/loop-control", &ctl); err != nil {
+		t.Fatal(err)
+	}
+	dev := t.TempDir()
+	if err := unix.Mknod(filepath.Join(dev, "loop-control"), unix.S_IFCHR|0o600, int(ctl.Rdev)); err != nil {
+		t.Skipf("cannot make a device node in a test directory: %v", err)
+	}
+	defer func(old string) { devDir = old }(devDir)
+	devDir = dev
+
+	f, err := os.CreateTemp(t.TempDir(), "vol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Attach(f)
+	if err != nil {
+		t.Fatalf("Attach with no loop nodes in %s: %v", dev, err)
+	}
+	t.Cleanup(func() {
+		if err := d.Detach(); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(dev, "loop"+strconv.Itoa(d.Number)), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK || st.Rdev != d.Devno {
+		t.Errorf("node of %v in %s: %+v, %v; want a block device %d:%d", d, dev, st, err, unix.Major(d.Devno), unix.Minor(d.Devno))
+	}
+	if found, ok, err := Find(f); !ok || err != nil || found != d {
+		t.Errorf("Find = %v, %v, %v; want %v", found, ok, err, d)
+	}
+}
+
+// TestAttachWithoutLoopConfigure takes the way of kernels before 5.8:
+// LOOP_SET_FD, then LOOP_SET_STATUS64.
+func TestAttachWithoutLoopConfigure(t *testing.T) {
+	if err := Probe(t.TempDir()); err != nil {
+		t.Skipf("needs loop devices (root and a working /dev/loop-control): %v", err)
+	}
+	defer func() { tryConfigure = true }()
+	tryConfigure = false
+	f, err := os.CreateTemp(t.TempDir(), "vol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Attach(f)
+	if err != nil {
+		t.Fatalf("Attach by LOOP_SET_FD: %v", err)
+	}
+	defer d.Detach()
+	info, err := d.status()
+	if err != nil || !strings.HasSuffix(string(bytes.TrimRight(info.File_name[:], "\x00")), filepath.Base(f.Name())) || info.Flags&unix.LO_FLAGS_AUTOCLEAR != 0 {
+		t.Errorf("status after LOOP_SET_STATUS64: %+v, %v; want the file's name and no autoclear", info, err)
+	}
+	if size, err := d.Size(); err != nil || size != 1<<20 {
+		t.Errorf("size %d, %v; want %d", size, err, 1<<20)
+	}
+}
