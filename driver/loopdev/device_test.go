@@ -13,6 +13,9 @@ import (
 	"github.com/zonepath/zonepath/driver/loopdev"
 )
 
+// owner is the owner the tests attach for.
+const owner = "zonepath-test"
+
 // requireLoop skips a test that needs real loop devices where this
 // process cannot attach one (not root, or no /dev/loop-control).
 func requireLoop(t *testing.T) {
@@ -39,7 +42,7 @@ func backingFile(t *testing.T, size int64) *os.File {
 // attach attaches f and detaches it when the test ends, whatever it did.
 func attach(t *testing.T, f *os.File) loopdev.Device {
 	t.Helper()
-	d, err := loopdev.Attach(f)
+	d, err := loopdev.Attach(f, owner)
 	if err != nil {
 		t.Fatalf("Attach: %v", err)
 	}
@@ -71,9 +74,12 @@ func TestAttachFindDetach(t *testing.T) {
 	if size, err := d.Size(); err != nil || size != 1<<20 {
 		t.Errorf("device size %d, %v; want %d", size, err, 1<<20)
 	}
-	found, ok, err := loopdev.Find(f)
+	found, ok, err := loopdev.Find(f, owner)
 	if err != nil || !ok || found != d {
 		t.Errorf("Find = %v, %v, %v; want %v", found, ok, err, d)
+	}
+	if _, ok, err := loopdev.Find(f, "another-node"); ok || err != nil {
+		t.Errorf("Find for another owner = %v, %v; want none: the device is %s's", ok, err, owner)
 	}
 	if got := backingOf(d.Number); got != f.Name() {
 		t.Errorf("sysfs: %s is backed by %q, want %q", d.Path(), got, f.Name())
@@ -84,7 +90,7 @@ func TestAttachFindDetach(t *testing.T) {
 	if got := backingOf(d.Number); got != "" {
 		t.Errorf("after Detach, sysfs: %s is still backed by %q", d.Path(), got)
 	}
-	if _, ok, err := loopdev.Find(f); ok || err != nil {
+	if _, ok, err := loopdev.Find(f, owner); ok || err != nil {
 		t.Errorf("after Detach, Find = %v, %v; want not found", ok, err)
 	}
 	if err := d.Detach(); err != nil {
@@ -151,7 +157,7 @@ func TestFindMatchesTheInodeNotThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer impostor.Close()
-	if found, ok, err := loopdev.Find(impostor); ok || err != nil {
+	if found, ok, err := loopdev.Find(impostor, owner); ok || err != nil {
 		t.Errorf("Find of a new file at the attached file's old path = %v, %v, %v; want none", found, ok, err)
 	}
 	reopened, err := os.Open(moved)
@@ -159,7 +165,7 @@ func TestFindMatchesTheInodeNotThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reopened.Close()
-	if found, ok, err := loopdev.Find(reopened); !ok || err != nil || found != d {
+	if found, ok, err := loopdev.Find(reopened, owner); !ok || err != nil || found != d {
 		t.Errorf("Find of the renamed file = %v, %v, %v; want %v", found, ok, err, d)
 	}
 }

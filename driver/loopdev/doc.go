@@ -8,7 +8,9 @@
 // data directory, O_NOFOLLOW), and the kernel attaches exactly that
 // inode. The device backing a file is found by the file's device and inode
 // as LOOP_GET_STATUS64 reports them, never by comparing path strings,
-// which a rename or a bind mount makes lie.
+// which a rename or a bind mount makes lie, and by its owner, a name the
+// caller gives (the driver: its node), kept in the device's status: one
+// host's kernel may serve several nodes (kind), each with its own device.
 //
 // Devices are attached without LO_FLAGS_AUTOCLEAR: the driver detaches
 // them explicitly when a volume is unstaged, and a device must survive the

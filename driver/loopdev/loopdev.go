@@ -1,6 +1,7 @@
 package loopdev
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -55,8 +56,11 @@ func Available() error {
 }
 
 // Attach attaches the open regular file backing to a free loop device,
-// read-write, and returns it.
-func Attach(backing *os.File) (Device, error) {
+// read-write, for owner (see Find), and returns it.
+func Attach(backing *os.File, owner string) (Device, error) {
+	if len(owner) >= unix.LO_NAME_SIZE {
+		return Device{}, fmt.Errorf("owner %q: longer than %d bytes", owner, unix.LO_NAME_SIZE-1)
+	}
 	ctl, err := os.OpenFile(filepath.Join(devDir, "loop-control"), os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Device{}, err
@@ -69,7 +73,7 @@ func Attach(backing *os.File) (Device, error) {
 		}
 		d, err := device(n)
 		if err == nil {
-			err = d.configure(backing)
+			err = d.configure(backing, owner)
 		}
 		if errors.Is(err, unix.EBUSY) && try < attachTries {
 			continue // taken since GET_FREE: ask for another
@@ -121,14 +125,14 @@ func (d Device) ensureNode() error {
 
 // configure attaches backing with LOOP_CONFIGURE, one ioctl, or where the
 // kernel lacks it (before 5.8) with LOOP_SET_FD and LOOP_SET_STATUS64.
-func (d Device) configure(backing *os.File) error {
+func (d Device) configure(backing *os.File, owner string) error {
 	f, err := os.OpenFile(d.Path(), os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	fd := int(f.Fd())
-	info := statusFor(backing.Name())
+	info := statusFor(owner)
 	if tryConfigure {
 		err := unix.IoctlLoopConfigure(fd, &unix.LoopConfig{Fd: uint32(backing.Fd()), Info: info})
 		if !unsupported(err) {
@@ -146,10 +150,13 @@ func (d Device) configure(backing *os.File) error {
 }
 
 // statusFor is the status a device gets: no flags (no autoclear, not
-// read-only) and the backing file's name, which losetup shows.
-func statusFor(name string) unix.LoopInfo64 {
+// read-only) and the owner in lo_file_name. The kernel keeps that name
+// and reports it, and interprets it never: the backing file is what sysfs
+// (loop/backing_file) and losetup show, from the file itself. Recent
+// kernels no longer keep lo_crypt_name.
+func statusFor(owner string) unix.LoopInfo64 {
 	var info unix.LoopInfo64
-	copy(info.File_name[:len(info.File_name)-1], name)
+	copy(info.File_name[:len(info.File_name)-1], owner)
 	return info
 }
 
@@ -166,9 +173,13 @@ func wrap(op string, d Device, err error) error {
 	return fmt.Errorf("%s on %s: %w", op, d.Path(), err)
 }
 
-// Find returns the loop device backed by the open file backing, matched
-// by device and inode; ok is false when none is.
-func Find(backing *os.File) (d Device, ok bool, err error) {
+// Find returns owner's loop device backed by the open file backing,
+// matched by device and inode; ok is false when none is. The owner keeps
+// users of one kernel apart: node plugins of several nodes on one host
+// (kind's node containers share the host's kernel and, there, one data
+// directory) each attach and detach their own device for a shared file,
+// never another's.
+func Find(backing *os.File, owner string) (d Device, ok bool, err error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(backing.Fd()), &st); err != nil {
 		return Device{}, false, err
@@ -190,7 +201,7 @@ func Find(backing *os.File) (d Device, ok bool, err error) {
 		if err != nil {
 			continue // detached since, or gone
 		}
-		if backs(info, &st) {
+		if backs(info, &st, owner) {
 			return d, true, nil
 		}
 	}
@@ -212,10 +223,11 @@ func (d Device) status() (*unix.LoopInfo64, error) {
 	return unix.IoctlLoopGetStatus64(int(f.Fd()))
 }
 
-// backs reports whether a device's status names the file st describes.
-// The kernel encodes lo_device as stat(2) encodes st_dev.
-func backs(info *unix.LoopInfo64, st *unix.Stat_t) bool {
-	return info.Device == uint64(st.Dev) && info.Inode == st.Ino
+// backs reports whether a device's status names the file st describes,
+// for owner. The kernel encodes lo_device as stat(2) encodes st_dev.
+func backs(info *unix.LoopInfo64, st *unix.Stat_t, owner string) bool {
+	return info.Device == uint64(st.Dev) && info.Inode == st.Ino &&
+		string(bytes.TrimRight(info.File_name[:], "\x00")) == owner
 }
 
 // loopNumber parses a /sys/block entry name: "loop12" is 12.
@@ -295,7 +307,7 @@ func Probe(dir string) error {
 	if err := f.Truncate(1 << 16); err != nil {
 		return err
 	}
-	d, err := Attach(f)
+	d, err := Attach(f, "zonepath-probe")
 	if err != nil {
 		return err
 	}

@@ -54,32 +54,36 @@ func TestParseDevno(t *testing.T) {
 // the same inode number on another filesystem is another file.
 func TestBacks(t *testing.T) {
 	st := &unix.Stat_t{Dev: unix.Mkdev(8, 1), Ino: 42}
+	owned := func(dev uint64, ino uint64, owner string) unix.LoopInfo64 {
+		info := statusFor(owner)
+		info.Device, info.Inode = dev, ino
+		return info
+	}
 	for _, c := range []struct {
 		name string
 		info unix.LoopInfo64
 		want bool
 	}{
-		{"same device and inode", unix.LoopInfo64{Device: unix.Mkdev(8, 1), Inode: 42}, true},
-		{"same inode, other filesystem", unix.LoopInfo64{Device: unix.Mkdev(8, 2), Inode: 42}, false},
-		{"same filesystem, other inode", unix.LoopInfo64{Device: unix.Mkdev(8, 1), Inode: 43}, false},
+		{"same device, inode and owner", owned(unix.Mkdev(8, 1), 42, "node-a"), true},
+		{"same inode, other filesystem", owned(unix.Mkdev(8, 2), 42, "node-a"), false},
+		{"same filesystem, other inode", owned(unix.Mkdev(8, 1), 43, "node-a"), false},
+		{"same file, another node's", owned(unix.Mkdev(8, 1), 42, "node-b"), false},
+		{"same file, an owner that begins alike", owned(unix.Mkdev(8, 1), 42, "node-ab"), false},
+		{"same file, no owner (losetup's)", owned(unix.Mkdev(8, 1), 42, ""), false},
 	} {
-		if got := backs(&c.info, st); got != c.want {
+		if got := backs(&c.info, st, "node-a"); got != c.want {
 			t.Errorf("%s: backs = %v, want %v", c.name, got, c.want)
 		}
 	}
 }
 
-// TestStatusFor: the name is cut to fit lo_file_name with its NUL, and no
-// flag is set: above all not LO_FLAGS_AUTOCLEAR, or the device would go
-// when the last opener closes, between the stage and the pod's open.
+// TestStatusFor: the owner is lo_file_name, NUL-terminated, and no flag
+// is set: above all not LO_FLAGS_AUTOCLEAR, or the device would go when
+// the last opener closes, between the stage and the pod's open.
 func TestStatusFor(t *testing.T) {
-	long := make([]byte, 100)
-	for i := range long {
-		long[i] = 'a'
-	}
-	info := statusFor(string(long))
-	if info.File_name[63] != 0 || info.File_name[62] != 'a' {
-		t.Errorf("lo_file_name of a 100-byte name: last bytes %q, want 'a' then NUL", info.File_name[62:])
+	info := statusFor("node-a")
+	if got := string(info.File_name[:7]); got != "node-a\x00" {
+		t.Errorf("lo_file_name begins %q, want the owner and NUL", got)
 	}
 	if info.Flags != 0 {
 		t.Errorf("flags %#x, want none", info.Flags)
