@@ -1,12 +1,15 @@
 package plugin
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"slices"
 	"sync"
 	"syscall"
 
+	"golang.org/x/sys/unix"
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/loopdev"
@@ -45,7 +48,7 @@ const (
 // loop when the mounter bind-mounts and a loop device can be attached and
 // detached here, else file. Loop devices are useless without mounts: the
 // device node is placed by a bind mount.
-func newBlockDevices(mode string, m mounter, dataDir string) (blockDevices, error) {
+func newBlockDevices(mode string, m mounter, dataDir, nodeID string) (blockDevices, error) {
 	switch mode {
 	case BlockDevicesFile:
 		return fileBlocks{}, nil
@@ -53,7 +56,7 @@ func newBlockDevices(mode string, m mounter, dataDir string) (blockDevices, erro
 		if m.kind() != "bind" {
 			return nil, fmt.Errorf("block devices %q need bind mounts, but mounts are %q", mode, m.kind())
 		}
-		return &loopBlocks{}, nil
+		return &loopBlocks{owner: loopOwner(nodeID)}, nil
 	case "", BlockDevicesAuto:
 		if m.kind() != "bind" {
 			return fileBlocks{}, nil
@@ -62,7 +65,7 @@ func newBlockDevices(mode string, m mounter, dataDir string) (blockDevices, erro
 			klog.InfoS("Block volumes are bind-mounted files: no loop devices here", "reason", err)
 			return fileBlocks{}, nil
 		}
-		return &loopBlocks{}, nil
+		return &loopBlocks{owner: loopOwner(nodeID)}, nil
 	}
 	return nil, fmt.Errorf("block devices %q: must be auto, loop or file", mode)
 }
@@ -72,7 +75,7 @@ func newBlockDevices(mode string, m mounter, dataDir string) (blockDevices, erro
 func nodeBlockDevices(cfg Config, m mounter) (blockDevices, error) {
 	switch {
 	case cfg.ServeNode:
-		return newBlockDevices(cfg.BlockDevices, m, cfg.DataDir)
+		return newBlockDevices(cfg.BlockDevices, m, cfg.DataDir, cfg.NodeID)
 	case slices.Contains([]string{"", BlockDevicesAuto, BlockDevicesLoop, BlockDevicesFile}, cfg.BlockDevices):
 		return fileBlocks{}, nil
 	}
@@ -111,8 +114,23 @@ func sameFileAs(at os.FileInfo, path string) bool {
 // finds what it attached before, and a rebooted node, having none,
 // attaches anew.
 type loopBlocks struct {
+	// owner marks this node's devices (loopdev.Find): on kind, the node
+	// plugins of every node share the host's kernel and one data
+	// directory, and each must attach, find and detach its own device.
+	owner string
 	// mu keeps two calls for one file from attaching two devices.
 	mu sync.Mutex
+}
+
+// loopOwner is the owner of a node's devices: its ID, or a digest of an ID
+// too long for the kernel's 63 bytes.
+func loopOwner(nodeID string) string {
+	const prefix = "zonepath/"
+	if len(prefix)+len(nodeID) < unix.LO_NAME_SIZE {
+		return prefix + nodeID
+	}
+	sum := sha256.Sum256([]byte(nodeID))
+	return prefix + "sha256:" + hex.EncodeToString(sum[:])[:40]
 }
 
 // withDevice opens the volume's file (O_NOFOLLOW, a regular file only:
@@ -127,7 +145,7 @@ func (l *loopBlocks) withDevice(path string, fn func(f *os.File, d loopdev.Devic
 		return err
 	}
 	defer f.Close()
-	d, ok, err := loopdev.Find(f)
+	d, ok, err := loopdev.Find(f, l.owner)
 	if err != nil {
 		return err
 	}
@@ -137,7 +155,7 @@ func (l *loopBlocks) withDevice(path string, fn func(f *os.File, d loopdev.Devic
 func (l *loopBlocks) source(path string) (dev string, err error) {
 	err = l.withDevice(path, func(f *os.File, d loopdev.Device, ok bool) error {
 		if !ok {
-			if d, err = loopdev.Attach(f); err != nil {
+			if d, err = loopdev.Attach(f, l.owner); err != nil {
 				return err
 			}
 			klog.V(2).InfoS("Attached loop device", "device", d, "file", path)
