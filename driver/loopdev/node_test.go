@@ -28,23 +28,7 @@ func TestAttachMakesAMissingNode(t *testing.T) {
 	defer func(old string) { devDir = old }(devDir)
 	devDir = dev
 
-	f, err := os.CreateTemp(t.TempDir(), "vol")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(1 << 20); err != nil {
-		t.Fatal(err)
-	}
-	d, err := Attach(f, "test")
-	if err != nil {
-		t.Fatalf("Attach with no loop nodes in %s: %v", dev, err)
-	}
-	t.Cleanup(func() {
-		if err := d.Detach(); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
+	f, d := attachTemp(t)
 	var st unix.Stat_t
 	if err := unix.Stat(filepath.Join(dev, "loop"+strconv.Itoa(d.Number)), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK || st.Rdev != d.Devno {
 		t.Errorf("node of %v in %s: %+v, %v; want a block device %d:%d", d, dev, st, err, unix.Major(d.Devno), unix.Minor(d.Devno))
@@ -62,19 +46,7 @@ func TestAttachWithoutLoopConfigure(t *testing.T) {
 	}
 	defer func() { tryConfigure = true }()
 	tryConfigure = false
-	f, err := os.CreateTemp(t.TempDir(), "vol")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(1 << 20); err != nil {
-		t.Fatal(err)
-	}
-	d, err := Attach(f, "test")
-	if err != nil {
-		t.Fatalf("Attach by LOOP_SET_FD: %v", err)
-	}
-	defer d.Detach()
+	_, d := attachTemp(t)
 	info, err := d.status()
 	if err != nil || string(bytes.TrimRight(info.File_name[:], "\x00")) != "test" || info.Flags&unix.LO_FLAGS_AUTOCLEAR != 0 {
 		t.Errorf("status after LOOP_SET_STATUS64: %+v, %v; want the owner's name and no autoclear", info, err)
@@ -82,4 +54,28 @@ func TestAttachWithoutLoopConfigure(t *testing.T) {
 	if size, err := d.Size(); err != nil || size != 1<<20 {
 		t.Errorf("size %d, %v; want %d", size, err, 1<<20)
 	}
+}
+
+// attachTemp attaches a new 1 MiB file for owner "test", detached when
+// the test ends.
+func attachTemp(t *testing.T) (*os.File, Device) {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "vol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := f.Truncate(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Attach(f, "test")
+	if err != nil {
+		t.Fatalf("Attach: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.Detach(); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return f, d
 }

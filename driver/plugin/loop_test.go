@@ -56,6 +56,19 @@ func blockDeviceSize(t *testing.T, path string) int64 {
 	return size
 }
 
+// publishedVolume creates a 1 MiB block volume, stages and publishes it.
+func (d *testDriver) publishedVolume(t *testing.T, name string) (id, staging, target string) {
+	t.Helper()
+	id, staging = d.stagedVolume(t, name, true)
+	target = filepath.Join(t.TempDir(), "dev")
+	if err := d.publish(id, staging, target, true); err != nil {
+		t.Fatalf("NodePublishVolume: %v", err)
+	}
+	return id, staging, target
+}
+
+// unpublishAndUnstage undoes publishedVolume and checks that no loop
+// device backs the volume any more.
 func (d *testDriver) unpublishAndUnstage(t *testing.T, id, staging, target string) {
 	t.Helper()
 	ctx := context.Background()
@@ -65,6 +78,10 @@ func (d *testDriver) unpublishAndUnstage(t *testing.T, id, staging, target strin
 	if _, err := d.NodeUnstageVolume(ctx, &csi.NodeUnstageVolumeRequest{VolumeId: id, StagingTargetPath: staging}); err != nil {
 		t.Fatalf("NodeUnstageVolume: %v", err)
 	}
+	if n := d.devicesOf(id); n != 0 {
+		t.Errorf("after NodeUnstageVolume %d loop devices still back the volume", n)
+	}
+	assertAbsent(t, "NodeUnpublishVolume left its target", target)
 }
 
 // TestLoopPublishPlacesTheDevice: the published path is a block device
@@ -74,11 +91,7 @@ func (d *testDriver) unpublishAndUnstage(t *testing.T, id, staging, target strin
 // corresponding NodeStageVolume").
 func TestLoopPublishPlacesTheDevice(t *testing.T) {
 	d := newLoopDriver(t)
-	id, staging := d.stagedVolume(t, "loop-publish", true)
-	target := filepath.Join(t.TempDir(), "dev")
-	if err := d.publish(id, staging, target, true); err != nil {
-		t.Fatal(err)
-	}
+	id, staging, target := d.publishedVolume(t, "loop-publish")
 	if size := blockDeviceSize(t, target); size != 1<<20 {
 		t.Errorf("published device is %d bytes, want the volume's %d", size, 1<<20)
 	}
@@ -96,9 +109,6 @@ func TestLoopPublishPlacesTheDevice(t *testing.T) {
 		t.Errorf("NodeGetVolumeStats = %v, %v; want a total of %d", stats, err, 1<<20)
 	}
 	d.unpublishAndUnstage(t, id, staging, target)
-	if n := d.devicesOf(id); n != 0 {
-		t.Errorf("after NodeUnstageVolume %d loop devices still back the volume", n)
-	}
 }
 
 // TestLoopStageIsIdempotent: staging twice attaches one device; unstaging
@@ -130,20 +140,12 @@ func TestLoopStageIsIdempotent(t *testing.T) {
 // and data finds the device by the volume's file and detaches it.
 func TestLoopUnstageAfterRestart(t *testing.T) {
 	d := newLoopDriver(t)
-	id, staging := d.stagedVolume(t, "loop-restart", true)
-	target := filepath.Join(t.TempDir(), "dev")
-	if err := d.publish(id, staging, target, true); err != nil {
-		t.Fatal(err)
-	}
+	id, staging, target := d.publishedVolume(t, "loop-restart")
 	d.restart(t)
 	if got := d.Plugin.BlockDevicesKind(); got != plugin.BlockDevicesLoop {
 		t.Fatalf("restarted plugin's block devices: %q", got)
 	}
 	d.unpublishAndUnstage(t, id, staging, target)
-	if n := d.devicesOf(id); n != 0 {
-		t.Errorf("after a restart and NodeUnstageVolume %d loop devices still back the volume", n)
-	}
-	assertAbsent(t, "NodeUnpublishVolume after a restart left its target", target)
 }
 
 // TestLoopRestageAfterReboot: a node that rebooted has lost its mounts and
@@ -178,9 +180,6 @@ func TestLoopRestageAfterReboot(t *testing.T) {
 	}
 	blockDeviceSize(t, target)
 	d.unpublishAndUnstage(t, id, staging, target)
-	if n := d.devicesOf(id); n != 0 {
-		t.Errorf("%d loop devices left after NodeUnstageVolume", n)
-	}
 }
 
 // TestLoopExpand: ControllerExpandVolume of a block volume asks for node
@@ -189,11 +188,7 @@ func TestLoopRestageAfterReboot(t *testing.T) {
 func TestLoopExpand(t *testing.T) {
 	d := newLoopDriver(t)
 	ctx := context.Background()
-	id, staging := d.stagedVolume(t, "loop-expand", true)
-	target := filepath.Join(t.TempDir(), "dev")
-	if err := d.publish(id, staging, target, true); err != nil {
-		t.Fatal(err)
-	}
+	id, staging, target := d.publishedVolume(t, "loop-expand")
 	grown := &csi.CapacityRange{RequiredBytes: 4 << 20}
 	resp, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: id, CapacityRange: grown, VolumeCapability: drivertest.Capability(true)})
 	if err != nil || !resp.GetNodeExpansionRequired() {
