@@ -31,6 +31,9 @@ var (
 	// tryConfigure is false in a test that takes the path of kernels
 	// before 5.8, which answer LOOP_CONFIGURE as unknown.
 	tryConfigure = true
+	// betweenGetFreeAndAttach, when set, runs where another process may
+	// take the free device: a test takes it.
+	betweenGetFreeAndAttach func(Device)
 )
 
 // Device is one loop device, /dev/loop<Number>.
@@ -72,6 +75,9 @@ func Attach(backing *os.File, owner string) (Device, error) {
 			return Device{}, fmt.Errorf("LOOP_CTL_GET_FREE: %w", err)
 		}
 		d, err := device(n)
+		if err == nil && betweenGetFreeAndAttach != nil {
+			betweenGetFreeAndAttach(d)
+		}
 		if err == nil {
 			err = d.configure(backing, owner)
 		}

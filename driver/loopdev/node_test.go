@@ -56,18 +56,40 @@ func TestAttachWithoutLoopConfigure(t *testing.T) {
 	}
 }
 
+// TestAttachRetriesATakenDevice: when another process attaches the device
+// LOOP_CTL_GET_FREE named before this one can (EBUSY), Attach asks for
+// another free device.
+func TestAttachRetriesATakenDevice(t *testing.T) {
+	if err := Probe(t.TempDir()); err != nil {
+		t.Skipf("needs loop devices (root and a working /dev/loop-control): %v", err)
+	}
+	intruder := tempFile(t)
+	var taken []Device
+	betweenGetFreeAndAttach = func(d Device) {
+		if len(taken) > 0 {
+			return
+		}
+		if err := d.configure(intruder, "intruder"); err != nil {
+			t.Errorf("taking %v first: %v", d, err)
+		}
+		taken = append(taken, d)
+		t.Cleanup(func() { d.Detach() })
+	}
+	defer func() { betweenGetFreeAndAttach = nil }()
+	f, d := attachTemp(t)
+	if len(taken) != 1 || d == taken[0] {
+		t.Fatalf("Attach gave %v with %v taken first; want another device", d, taken)
+	}
+	if found, ok, err := Find(f, "test"); !ok || err != nil || found != d {
+		t.Errorf("Find = %v, %v, %v; want %v", found, ok, err, d)
+	}
+}
+
 // attachTemp attaches a new 1 MiB file for owner "test", detached when
 // the test ends.
 func attachTemp(t *testing.T) (*os.File, Device) {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "vol")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	if err := f.Truncate(1 << 20); err != nil {
-		t.Fatal(err)
-	}
+	f := tempFile(t)
 	d, err := Attach(f, "test")
 	if err != nil {
 		t.Fatalf("Attach: %v", err)
@@ -78,4 +100,18 @@ func attachTemp(t *testing.T) (*os.File, Device) {
 		}
 	})
 	return f, d
+}
+
+// tempFile makes a 1 MiB file, open read-write until the test ends.
+func tempFile(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "vol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := f.Truncate(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

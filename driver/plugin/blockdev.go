@@ -187,7 +187,7 @@ func (l *loopBlocks) shows(at os.FileInfo, path string) bool {
 // release detaches the file's device. A file that is gone has none to
 // find (its device, if any, is left: see the README).
 func (l *loopBlocks) release(path string) error {
-	err := l.withDevice(path, func(_ *os.File, d loopdev.Device, ok bool) error {
+	err := l.withDevice(path, func(f *os.File, d loopdev.Device, ok bool) error {
 		if !ok {
 			return nil
 		}
@@ -195,7 +195,9 @@ func (l *loopBlocks) release(path string) error {
 			return err
 		}
 		klog.V(2).InfoS("Detached loop device", "device", d, "file", path)
-		return nil
+		// What the device wrote is in the file's page cache: make it
+		// durable, as detaching a disk would.
+		return f.Sync()
 	})
 	if os.IsNotExist(err) {
 		return nil
