@@ -115,3 +115,94 @@ func tempFile(t *testing.T) *os.File {
 	}
 	return f
 }
+
+// TestKeepSpare: after KeepSpare(n) at least n devices are free, each
+// with its node, in a /dev that had none but loop-control. The devices it
+// added are removed again when the test ends.
+func TestKeepSpare(t *testing.T) {
+	if err := Probe(t.TempDir()); err != nil {
+		t.Skipf("needs loop devices (root and a working /dev/loop-control): %v", err)
+	}
+	before := loopNumbers(t)
+	t.Cleanup(func() { removeAdded(t, before) })
+	const want = 3
+	var held []Device
+	for free := freeNumbers(t); len(free) > 0; free = freeNumbers(t) {
+		_, d := attachTemp(t) // take every free device: KeepSpare must add
+		held = append(held, d)
+	}
+	dev := copiedDev(t)
+	if err := KeepSpare(want); err != nil {
+		t.Fatal(err)
+	}
+	free := freeNumbers(t)
+	if len(free) < want {
+		t.Fatalf("%d free loop devices after KeepSpare(%d) with %d held", len(free), want, len(held))
+	}
+	for _, n := range free {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(dev, "loop"+strconv.Itoa(n)), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK {
+			t.Errorf("free device %d has no node in %s: %v", n, dev, err)
+		}
+	}
+}
+
+// copiedDev points devDir, until the test ends, at a directory holding
+// only loop-control: a container's /dev copied before any loop device.
+func copiedDev(t *testing.T) string {
+	t.Helper()
+	var ctl unix.Stat_t
+	if err := unix.Stat("/dev/loop-control", &ctl); err != nil {
+		t.Fatal(err)
+	}
+	dev := t.TempDir()
+	if err := unix.Mknod(filepath.Join(dev, "loop-control"), unix.S_IFCHR|0o600, int(ctl.Rdev)); err != nil {
+		t.Skipf("cannot make a device node in a test directory: %v", err)
+	}
+	old := devDir
+	devDir = dev
+	t.Cleanup(func() { devDir = old })
+	return dev
+}
+
+func loopNumbers(t *testing.T) map[int]bool {
+	t.Helper()
+	entries, err := os.ReadDir(sysBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]bool{}
+	for _, e := range entries {
+		if n, ok := loopNumber(e.Name()); ok {
+			out[n] = true
+		}
+	}
+	return out
+}
+
+func freeNumbers(t *testing.T) []int {
+	var out []int
+	for n := range loopNumbers(t) {
+		if !attached(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// removeAdded removes the loop devices that were not there before.
+func removeAdded(t *testing.T, before map[int]bool) {
+	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer ctl.Close()
+	for n := range loopNumbers(t) {
+		if !before[n] {
+			if err := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_REMOVE, n); err != nil {
+				t.Errorf("removing loop device %d the test added: %v", n, err)
+			}
+		}
+	}
+}

@@ -163,8 +163,20 @@ func (l *loopBlocks) source(path string) (dev string, err error) {
 		dev = d.Path()
 		return nil
 	})
+	if err == nil {
+		// Kubelet attaches a loop device of its own over each block volume
+		// it maps into a pod, right after the publish: leave it free
+		// devices whose nodes exist in this /dev.
+		if serr := loopdev.KeepSpare(spareLoopDevices); serr != nil {
+			klog.InfoS("Could not keep spare loop devices for kubelet", "err", serr)
+		}
+	}
 	return dev, err
 }
+
+// spareLoopDevices is how many free loop devices, with nodes, a stage or
+// publish leaves: one per block volume kubelet may map meanwhile.
+const spareLoopDevices = 4
 
 // shows: the file itself (bound before a switch to loop devices), or the
 // device the file backs.
