@@ -14,20 +14,8 @@ import (
 // before the kernel added the device: only loop-control is there, and
 // Attach must create the node of the device it is given.
 func TestAttachMakesAMissingNode(t *testing.T) {
-	if err := Probe(t.TempDir()); err != nil {
-		t.Skipf("needs loop devices (root and a working /dev/loop-control): %v", err)
-	}
-	var ctl unix.Stat_t
-	if err := unix.Stat("/dev/loop-control", &ctl); err != nil {
-		t.Fatal(err)
-	}
-	dev := t.TempDir()
-	if err := unix.Mknod(filepath.Join(dev, "loop-control"), unix.S_IFCHR|0o600, int(ctl.Rdev)); err != nil {
-		t.Skipf("cannot make a device node in a test directory: %v", err)
-	}
-	defer func(old string) { devDir = old }(devDir)
-	devDir = dev
-
+	requireLoop(t)
+	dev := copiedDev(t)
 	f, d := attachTemp(t)
 	var st unix.Stat_t
 	if err := unix.Stat(filepath.Join(dev, "loop"+strconv.Itoa(d.Number)), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK || st.Rdev != d.Devno {
@@ -41,9 +29,7 @@ func TestAttachMakesAMissingNode(t *testing.T) {
 // TestAttachWithoutLoopConfigure takes the way of kernels before 5.8:
 // LOOP_SET_FD, then LOOP_SET_STATUS64.
 func TestAttachWithoutLoopConfigure(t *testing.T) {
-	if err := Probe(t.TempDir()); err != nil {
-		t.Skipf("needs loop devices (root and a working /dev/loop-control): %v", err)
-	}
+	requireLoop(t)
 	defer func() { tryConfigure = true }()
 	tryConfigure = false
 	_, d := attachTemp(t)
@@ -60,9 +46,7 @@ func TestAttachWithoutLoopConfigure(t *testing.T) {
 // LOOP_CTL_GET_FREE named before this one can (EBUSY), Attach asks for
 // another free device.
 func TestAttachRetriesATakenDevice(t *testing.T) {
-	if err := Probe(t.TempDir()); err != nil {
-		t.Skipf("needs loop devices (root and a working /dev/loop-control): %v", err)
-	}
+	requireLoop(t)
 	intruder := tempFile(t)
 	var taken []Device
 	betweenGetFreeAndAttach = func(d Device) {
@@ -120,9 +104,7 @@ func tempFile(t *testing.T) *os.File {
 // with its node, in a /dev that had none but loop-control. The devices it
 // added are removed again when the test ends.
 func TestKeepSpare(t *testing.T) {
-	if err := Probe(t.TempDir()); err != nil {
-		t.Skipf("needs loop devices (root and a working /dev/loop-control): %v", err)
-	}
+	requireLoop(t)
 	before := loopNumbers(t)
 	t.Cleanup(func() { removeAdded(t, before) })
 	const want = 3
@@ -204,5 +186,13 @@ func removeAdded(t *testing.T, before map[int]bool) {
 				t.Errorf("removing loop device %d the test added: %v", n, err)
 			}
 		}
+	}
+}
+
+// requireLoop skips a test where this process cannot attach a loop device.
+func requireLoop(t *testing.T) {
+	t.Helper()
+	if err := Probe(t.TempDir()); err != nil {
+		t.Skipf("needs loop devices (root and a working /dev/loop-control): %v", err)
 	}
 }
