@@ -38,7 +38,8 @@ source hack/kind/stack.sh
 [ -f "$KUBECONFIG" ] || { echo "kind-upstream: no kubeconfig at $KUBECONFIG: run make kind-up first" >&2; exit 1; }
 rm -rf "$out"
 mkdir -p "$out"
-# The Ginkgo CLI runs precompiled suites whose file name ends in .test.
+# The Ginkgo CLI runs precompiled suites whose file name ends in .test,
+# from the directory they are in: paths given to them are absolute.
 ln -s "$PWD/bin/zonepath-e2e" "$out/zonepath-e2e.test"
 
 # suite NAME PROCS FOCUS SKIP: one Ginkgo run of the upstream suites.
@@ -50,7 +51,7 @@ suite() {
     --junit-report="junit-$name.xml" --output-dir="$out" \
     "$out/zonepath-e2e.test" -- \
     --kubeconfig "$KUBECONFIG" --zonepath.upstream-suites \
-    --storage.testdriver e2e/testdata/kind/upstream.yaml \
+    --storage.testdriver "$PWD/e2e/testdata/kind/upstream.yaml" \
     --e2e-output-dir "$out/$name" 2>&1 | tee "$out/$name.txt" || rc=$?
   step "run $name: exit $rc in $((SECONDS - start))s"
 }
