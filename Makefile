@@ -8,7 +8,7 @@ LDFLAGS    := -X main.version=$(VERSION)
 FUZZTIME   ?= 10s
 
 .PHONY: all build crds test unit fuzz sanity bench conformance conformance-matrix e2e-mutants chaos components clean \
-	fakezones-up fakezones-down fakezones-test bench-fakezones deploy-check kind-node-image kind-up kind-down kind-e2e
+	fakezones-up fakezones-down fakezones-test bench-fakezones deploy-check kind-node-image kind-up kind-down kind-e2e kind-upstream
 
 all: build
 
@@ -216,14 +216,19 @@ components:
 
 ## images: an image of each zonepath binary (localhost/zonepath/<binary>:$(VERSION))
 ## and offline stand-ins under the upstream names the manifests use
-## (snapshot-controller, csi-attacher, the e2e framework's BusyBox), built from
-## bin/ without a Docker daemon: docker-archive tarballs in _output/images/,
-## listed in _output/images/images.txt (hack/imagebuild/README.md).
+## (snapshot-controller, csi-attacher) and the e2e framework's images the
+## storage suites pull (busybox, agnhost, nginx, glibc-dns-testing), built from
+## bin/ and Debian packages without a Docker daemon: docker-archive tarballs in
+## _output/images/, listed in _output/images/images.txt (hack/imagebuild/README.md).
+## IMAGES_WITH=csi-provisioner adds upstream's csi-provisioner (its own
+## Kubernetes build, six cold minutes), for PROVISIONER_IMAGE overrides.
 .PHONY: images
+IMAGES_WITH ?=
 images: build components
-	busybox=$$($(GO) run ./hack/imagebuild/e2eimage BusyBox) && \
+	GO=$(GO) BIN=$(BIN) hack/components.sh agnhost $(IMAGES_WITH)
+	e2e=$$($(GO) run ./hack/imagebuild/e2eimage) && \
 	$(GO) run ./hack/imagebuild --bin-dir $(BIN) --out-dir $(OUT)/images \
-		--version $(VERSION) --busybox-ref "$$busybox"
+		--version $(VERSION) --e2e-images "$$e2e" --with "$(IMAGES_WITH)"
 
 clean:
 	rm -rf $(BIN) $(OUT)
@@ -254,13 +259,29 @@ kind-up: $(BIN)/kind
 kind-down: $(BIN)/kind
 	$(BIN)/kind delete cluster --name $(KIND_CLUSTER_NAME)
 
-## kind-e2e: the whole stack from deploy/overlays/kind, with this build's
-## images (make images, loaded by kind-up), on the kind cluster of kind-up, then
-## the e2e suite with e2e/testdata/kind/*.yaml (hack/kind-e2e.sh); JUnit, logs
-## and CSINodes in _output/kind-e2e/. The cluster stays up for a look
-## (KIND_E2E_DOWN=1 deletes it; KIND_E2E_LABEL_FILTER picks other specs).
+## kind-e2e: the whole stack from deploy/overlays/kind*, with this build's
+## images (make images, loaded by kind-up), on the kind cluster of kind-up
+## (kind/cluster.yaml: two regions, KEP-5030's node cases), then every spec of
+## the e2e suite in three runs (main, capability-off, gate-off) and one merged
+## JUnit (hack/kind-e2e.sh); JUnit, logs, CSINodes and losetup -a per node in
+## _output/kind-e2e/. The cluster stays up for a look (KIND_E2E_DOWN=1 deletes
+## it). Upstream components in zonepath's place (hack/kind/stack.sh):
+## make kind-e2e PROVISIONER_IMAGE=registry.k8s.io/sig-storage/csi-provisioner:v6.3.0 KIND_E2E_COMPONENTS=upstream-provisioner
 kind-e2e: build components images kind-up
 	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) hack/kind-e2e.sh
+
+## kind-upstream: Kubernetes' own external-storage suites (kubernetes-csi CI's
+## selection, Ginkgo in parallel, then the [Serial] ones) against zonepath on
+## the kind cluster of kind-up, driver file e2e/testdata/kind/upstream.yaml
+## (hack/kind-upstream.sh); a table suite → passed/failed/skipped in
+## _output/kind-upstream/summary.txt; fails on any failure.
+kind-upstream: build components images kind-up $(BIN)/ginkgo
+	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) hack/kind-upstream.sh
+
+# The Ginkgo CLI of the ginkgo/v2 module pinned in go.mod, which runs the
+# precompiled e2e suite in parallel processes.
+$(BIN)/ginkgo: go.mod go.sum
+	$(GO) build -o $@ github.com/onsi/ginkgo/v2/ginkgo
 
 # kind v0.33.0, pinned in go.mod by hack/tools.go.
 $(BIN)/kind: go.mod go.sum

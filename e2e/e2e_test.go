@@ -86,12 +86,18 @@ func (c countingValue) Set(s string) error {
 }
 
 // preScanBool reads a boolean flag from args the way package flag would
-// (-name, --name, -name=value), stopping at "--" or the first non-flag.
+// (-name, --name, -name=value), stopping at "--". It passes over words
+// that are not flags rather than stopping there as package flag does,
+// because it cannot tell the value of "--kubeconfig PATH" from the first
+// argument: the Ginkgo CLI and kind scripts put flags with values first.
 func preScanBool(args []string, name string) bool {
 	value := false
 	for _, a := range args {
-		if a == "--" || !strings.HasPrefix(a, "-") {
+		if a == "--" {
 			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
 		}
 		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
 		n, v, hasValue := strings.Cut(a, "=")

@@ -11,6 +11,8 @@
 #                                         kind node image only (hack/kind/node-image.sh)
 #   coredns                               hack/components/coredns/go.mod (see there why); for the
 #                                         offline kind node image only
+#   agnhost                               go.mod, pinned by hack/tools.go; the e2e framework's test
+#                                         image binary, for make images' offline stand-in only
 # Versions are read from the module graph, so bumping a pin in go.mod is the
 # only change needed.
 #
@@ -19,7 +21,7 @@
 # packages and skips the link when bin/<name> already matches, so a rebuild
 # with nothing changed takes seconds.
 #
-# Usage: hack/components.sh [name...]   (default: all but csi-provisioner, in the order above)
+# Usage: hack/components.sh [name...]   (default: ALL below, in the order above; the rest on request)
 set -euo pipefail
 
 GO=${GO:-go}
@@ -36,7 +38,8 @@ ALL=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
 	snapshot-controller csi-snapshotter csi-attacher)
 # kubelet, kubeadm and kube-proxy are built on request only, by the kind node
 # image build: the fake-zones cluster has no kubelets.
-KNOWN=("${ALL[@]}" csi-provisioner kubelet kubeadm kube-proxy coredns)
+# agnhost is built on request only, by make images.
+KNOWN=("${ALL[@]}" csi-provisioner kubelet kubeadm kube-proxy coredns agnhost)
 
 # modver DIR MODULE: the version of MODULE selected in DIR's module graph.
 modver() { (cd "$1" && "$GO" list -m -f '{{.Version}}' "$2"); }
@@ -104,6 +107,12 @@ component() {
 		ver=$(modver "$COREDNS_MOD" github.com/coredns/coredns)
 		build coredns "$COREDNS_MOD" github.com/coredns/coredns "$ver" \
 			"-X github.com/coredns/coredns/coremain.GitCommit=module-$ver"
+		;;
+	agnhost)
+		# Stamped the way its Makefile stamps it, with the image version
+		# test/images/agnhost/VERSION holds (what --version prints).
+		ver=$(cat "$(cd "$ROOT" && "$GO" list -m -f '{{.Dir}}' k8s.io/kubernetes)/test/images/agnhost/VERSION")
+		build agnhost "$ROOT" k8s.io/kubernetes/test/images/agnhost "$ver" "-X main.Version=$ver"
 		;;
 	*)
 		echo "components.sh: unknown component $name (known: ${KNOWN[*]})" >&2

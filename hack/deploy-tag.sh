@@ -2,14 +2,52 @@
 # Writes OUT-DIR/kustomization.yaml: the kustomization OVERLAY with every
 # localhost/zonepath image tagged TAG, so that `kubectl apply -k OUT-DIR`
 # installs the images `make images` built (tag $(VERSION)) rather than
-# :latest. make kind-e2e uses it on deploy/overlays/kind.
+# :latest. make kind-e2e and make kind-upstream use it on deploy/overlays/kind*.
+#
+# --image NAME=REF swaps the image NAME of the manifests for REF (name:tag or
+# name@digest), e.g. an upstream component from an open pull request in
+# zonepath's place: --image localhost/zonepath/zonepath-provisioner=registry.k8s.io/sig-storage/csi-provisioner:v6.3.0.
+# --component DIR adds a kustomize component (deploy/components/upstream-*).
 set -euo pipefail
 
-usage() { echo "usage: $0 OVERLAY-DIR TAG OUT-DIR" >&2; exit 2; }
+usage() {
+  echo "usage: $0 OVERLAY-DIR TAG OUT-DIR [--image NAME=REF]... [--component DIR]..." >&2
+  exit 2
+}
+
+# image_entry NAME REF: a kustomize images: entry giving NAME the image REF.
+image_entry() {
+  local name=$1 ref=$2 base=$2 tag="" digest=""
+  if [[ $ref == *@* ]]; then
+    base=${ref%%@*} digest=${ref#*@}
+  elif [[ ${ref##*/} == *:* ]]; then
+    base=${ref%:*} tag=${ref##*:}
+  fi
+  [[ -n $tag || -n $digest ]] || { echo "$0: --image $name=$ref: REF needs a :tag or an @digest" >&2; exit 1; }
+  echo "- name: $name"
+  echo "  newName: $base"
+  if [[ -n $digest ]]; then echo "  digest: $digest"; else echo "  newTag: \"$tag\""; fi
+}
 
 main() {
-  [ $# -eq 3 ] || usage
+  [ $# -ge 3 ] || usage
   local overlay=$1 tag=$2 out=$3 rel image
+  shift 3
+  local -A swaps=()
+  local components=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --image)
+      [[ ${2:-} == ?*=?* ]] || usage
+      swaps[${2%%=*}]=${2#*=}
+      shift 2 ;;
+    --component)
+      [ -f "${2:-}/kustomization.yaml" ] || { echo "$0: --component ${2:-}: no kustomization.yaml there" >&2; exit 1; }
+      components+=("$2")
+      shift 2 ;;
+    *) usage ;;
+    esac
+  done
   [ -f "$overlay/kustomization.yaml" ] || { echo "$0: no kustomization.yaml in $overlay" >&2; exit 1; }
   [[ $tag =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ ]] || { echo "$0: tag $tag is not a valid image tag" >&2; exit 1; }
   mkdir -p "$out"
@@ -20,11 +58,19 @@ main() {
     echo "kind: Kustomization"
     echo "resources:"
     echo "- $rel"
+    if [ ${#components[@]} -gt 0 ]; then
+      echo "components:"
+      for c in "${components[@]}"; do echo "- $(realpath --relative-to="$out" "$c")"; done
+    fi
     echo "images:"
     for image in zonepath zonepath-provisioner zonepath-snapshotter zonepath-scheduler zonepath-resizer; do
+      [[ -z ${swaps[localhost/zonepath/$image]:-} ]] || continue
       echo "- name: localhost/zonepath/$image"
       # Quoted: a tag of digits only (a short commit hash) would be a YAML number.
       echo "  newTag: \"$tag\""
+    done
+    for image in "${!swaps[@]}"; do
+      image_entry "$image" "${swaps[$image]}"
     done
   } >"$out/kustomization.yaml"
 }

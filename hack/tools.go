@@ -38,7 +38,15 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
 	_ "k8s.io/kubernetes/cmd/kubeadm"
 	_ "k8s.io/kubernetes/cmd/kubelet"
+	// The Ginkgo CLI, which runs the e2e suite in parallel processes
+	// (make kind-upstream).
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "sigs.k8s.io/kind"
+
+	// agnhost, the e2e framework's test image binary, from the same
+	// k8s.io/kubernetes: make images builds its offline stand-in
+	// (hack/imagebuild) for the storage suites' hostexec and subPath pods.
+	_ "k8s.io/kubernetes/test/images/agnhost"
 
 	// The snapshot CRDs snapshot-controller needs ship in this module's
 	// client/config/crd; require it explicitly so its version is ours, not

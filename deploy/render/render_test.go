@@ -1,12 +1,15 @@
 package render
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
 )
 
 // deployDir is deploy/, this package's parent.
@@ -32,7 +35,8 @@ func TestEveryKustomization(t *testing.T) {
 	}
 	// The walk must find at least these, or a broken walk would pass.
 	for _, want := range []string{"crds", "base", "overlays/gate-on", "overlays/gate-off",
-		"overlays/scheduler-replacement", "overlays/registrar-sidecar", "overlays/kind"} {
+		"overlays/scheduler-replacement", "overlays/registrar-sidecar", "overlays/kind",
+		"overlays/kind-nocap", "overlays/kind-gate-off"} {
 		if !slices.Contains(dirs, filepath.Join(deployDir, want)) {
 			t.Errorf("Kustomizations(%s) = %v, missing %s", deployDir, dirs, want)
 		}
@@ -65,6 +69,42 @@ func TestTaggedKind(t *testing.T) {
 	}
 	if err := Check(objs, Expect{Gate: "true", Tag: "v0.0.0-render"}); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestUpstreamSwap renders the kind overlay with an upstream component in
+// zonepath's place, as make kind-e2e PROVISIONER_IMAGE=...
+// KIND_E2E_COMPONENTS=upstream-provisioner does: the image is swapped,
+// the flag upstream does not know is gone, the other sidecars keep theirs.
+func TestUpstreamSwap(t *testing.T) {
+	const ref = "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0"
+	out := t.TempDir()
+	cmd := exec.Command("../../hack/deploy-tag.sh", filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out,
+		"--image", "localhost/zonepath/zonepath-provisioner="+ref,
+		"--component", filepath.Join(deployDir, "components/upstream-provisioner"))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/deploy-tag.sh: %v\n%s", err, b)
+	}
+	objs, err := Render(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gates := map[string]bool{}
+	for _, o := range objs {
+		d, ok := o.Typed.(*appsv1.Deployment)
+		if !ok || d.Name != "zonepath-controller" {
+			continue
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			gates[c.Name] = slices.Contains(c.Args, "--feature-gates=$(FEATURE_GATES)")
+			if c.Name == "zonepath-provisioner" && c.Image != ref {
+				t.Errorf("zonepath-provisioner runs %s, want %s", c.Image, ref)
+			}
+		}
+	}
+	if want := map[string]bool{"zonepath": false, "zonepath-provisioner": false, "zonepath-snapshotter": true}; !maps.Equal(
+		map[string]bool{"zonepath": gates["zonepath"], "zonepath-provisioner": gates["zonepath-provisioner"], "zonepath-snapshotter": gates["zonepath-snapshotter"]}, want) {
+		t.Errorf("containers with --feature-gates: %v, want %v", gates, want)
 	}
 }
 

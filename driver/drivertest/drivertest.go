@@ -83,6 +83,11 @@ func Start(t testing.TB, opts Options) *Driver {
 		cfg.Faults = startFaults(t, d.FaultsFile, opts.Faults, cfg)
 	}
 	d.Config = cfg
+	dataDir := cfg.DataDir
+	if dataDir == "" {
+		dataDir = filepath.Join(cfg.StateDir, "data")
+	}
+	detachLeftovers(t, dataDir)
 	d.start(t)
 	return d
 }

@@ -555,7 +555,9 @@ func (p *Plugin) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 			return nil, status.Errorf(codes.Internal, "resizing volume %s: %v", id, err)
 		}
 	}
-	return &csi.ControllerExpandVolumeResponse{CapacityBytes: vol.CapacityBytes, NodeExpansionRequired: !vol.Block}, nil
+	// A block volume's loop device on a node shows the new size only after
+	// NodeExpandVolume (LOOP_SET_CAPACITY), so block volumes need it too.
+	return &csi.ControllerExpandVolumeResponse{CapacityBytes: vol.CapacityBytes, NodeExpansionRequired: true}, nil
 }
 
 // csiVolume renders a volume; accessible_topology only when the plugin

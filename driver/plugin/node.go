@@ -134,10 +134,11 @@ func (p *Plugin) checkMountRequest(req nodeMountRequest, pathField, path string)
 }
 
 // NodeStageVolume implements csi.NodeServer: a filesystem volume is
-// bind-mounted at the staging directory; a block volume's backing file is
-// bind-mounted on a file the driver places inside it, since the staging
-// path is a directory for every access type (spec:
-// NodeStageVolumeRequest.staging_target_path "MUST be a directory").
+// bind-mounted at the staging directory; a block volume's device (its
+// loop device, or its backing file: blockdev.go) is bind-mounted on a file
+// the driver places inside it, since the staging path is a directory for
+// every access type (spec: NodeStageVolumeRequest.staging_target_path
+// "MUST be a directory").
 func (p *Plugin) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRequest) (*csi.NodeStageVolumeResponse, error) {
 	staging := req.GetStagingTargetPath()
 	block, err := p.checkMountRequest(req, "staging_target_path", staging)
@@ -148,7 +149,24 @@ func (p *Plugin) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRe
 		return nil, err
 	}
 	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: staging, Staging: true, Block: block}
-	return &csi.NodeStageVolumeResponse{}, p.mount(m, p.data.volumePath(m.VolumeID, block))
+	return &csi.NodeStageVolumeResponse{}, p.mount(m, p.volumeSource(m.VolumeID, block, ""))
+}
+
+// volumeSource returns what a stage or publish bind-mounts: for a block
+// volume its device (blockDevices: the file, or a loop device attached
+// now if none backs the file: a rebooted node has none); for a filesystem
+// volume the staged directory, or its data when staging. It is called
+// only when a mount is due, so an idempotent repeat attaches nothing.
+func (p *Plugin) volumeSource(volID string, block bool, staged string) func() (string, error) {
+	return func() (string, error) {
+		switch {
+		case block:
+			return p.blocks.source(p.data.volumePath(volID, true))
+		case staged != "":
+			return staged, nil
+		}
+		return p.data.volumePath(volID, false), nil
+	}
 }
 
 // NodeUnstageVolume implements csi.NodeServer.
@@ -160,7 +178,9 @@ func (p *Plugin) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolu
 }
 
 // NodePublishVolume implements csi.NodeServer: the staged volume is
-// bind-mounted at the target path, read-only on request. The plugin
+// bind-mounted at the target path, read-only on request; a block volume's
+// device node is placed there (spec: "the SP SHALL place the block device
+// at target_path"). The plugin
 // advertises STAGE_UNSTAGE_VOLUME, so the volume must be staged at the
 // given staging path first.
 func (p *Plugin) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
@@ -181,8 +201,7 @@ func (p *Plugin) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 		}
 	}
 	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: target, Readonly: req.GetReadonly(), Block: block}
-	staged := &state.Mount{VolumeID: m.VolumeID, Path: staging, Staging: true, Block: block}
-	return &csi.NodePublishVolumeResponse{}, p.mount(m, mountPoint(staged))
+	return &csi.NodePublishVolumeResponse{}, p.mount(m, p.volumeSource(m.VolumeID, block, staging))
 }
 
 // checkStaged: without a staging path, or with one the volume was never
@@ -264,19 +283,21 @@ func mountPoint(m *state.Mount) string {
 	return m.Path
 }
 
-// mount makes m's mount point and bind-mounts source there, idempotently:
-// the same mount again succeeds, a different one at the same path is
-// ALREADY_EXISTS. The record is written after the mount; a retry after a
-// crash in between finds the volume already showing there and only
-// records it.
-func (p *Plugin) mount(m *state.Mount, source string) error {
+// mount makes m's mount point and bind-mounts source() there,
+// idempotently: the same mount again succeeds, a different one at the
+// same path is ALREADY_EXISTS. The record is written after the mount; a
+// retry after a crash in between finds the volume already showing there
+// and only records it.
+func (p *Plugin) mount(m *state.Mount, source func() (string, error)) error {
 	var existing *state.Mount
 	p.store.View(func(r state.Reader) { existing = r.Mount(m.VolumeID, m.Path) })
 	if existing != nil {
 		if existing.Readonly != m.Readonly || existing.Block != m.Block || existing.Staging != m.Staging {
 			return status.Errorf(codes.AlreadyExists, "volume %s is already mounted at %s with other options", m.VolumeID, m.Path)
 		}
-		return nil
+		if !p.lostDevice(existing) {
+			return nil
+		}
 	}
 	point := mountPoint(m)
 	created, err := makeMountPoint(point, m.Block, m.Staging)
@@ -284,15 +305,30 @@ func (p *Plugin) mount(m *state.Mount, source string) error {
 		return err
 	}
 	if !p.showsVolume(point, m) {
-		if err := p.mounter.bind(source, point, m.Readonly); err != nil {
+		src, err := source()
+		if err == nil {
+			err = p.mounter.bind(src, point, m.Readonly)
+		}
+		if err != nil {
 			if created {
 				os.Remove(point)
+			}
+			if m.Block && p.lastMount(m.VolumeID, m.Path) {
+				_ = p.blocks.release(p.data.volumePath(m.VolumeID, true)) // attached for nothing
 			}
 			return status.Errorf(codes.Internal, "bind-mounting volume %s at %s: %v", m.VolumeID, point, err)
 		}
 	}
 	m.Mounted = p.mounter.kind() != "none"
 	return p.store.Update(func(tx *state.Tx) error { tx.PutMount(m); return nil })
+}
+
+// lostDevice reports whether a block volume recorded as mounted no longer
+// shows at its mount point: the node rebooted (mounts and loop devices
+// are gone, the state is not), so the stage or publish is done again. The
+// kernel's view wins over the record.
+func (p *Plugin) lostDevice(m *state.Mount) bool {
+	return m.Block && m.Mounted && p.blocks.kind() == BlockDevicesLoop && !p.showsVolume(mountPoint(m), m)
 }
 
 // makeMountPoint creates what a bind mount covers: a file for a block
@@ -325,15 +361,18 @@ func makeMountPoint(path string, block, staging bool) (created bool, err error) 
 }
 
 // showsVolume reports whether path shows the volume's own data: a bind
-// mount of it, which stat sees as the data's inode. Only such a mount is
+// mount of it, which stat sees as the data's inode, or of the loop device
+// its file backs. Only such a mount is
 // the driver's; one someone else made at the path never is.
 func (p *Plugin) showsVolume(path string, m *state.Mount) bool {
 	at, err := os.Stat(path)
 	if err != nil {
 		return false
 	}
-	data, err := os.Stat(p.data.volumePath(m.VolumeID, m.Block))
-	return err == nil && os.SameFile(at, data)
+	if m.Block {
+		return p.blocks.shows(at, p.data.volumePath(m.VolumeID, true))
+	}
+	return sameFileAs(at, p.data.volumePath(m.VolumeID, false))
 }
 
 // unmount undoes a stage or publish at path. It acts only where the
@@ -343,7 +382,9 @@ func (p *Plugin) showsVolume(path string, m *state.Mount) bool {
 // reply 0 OK"; NodeUnpublishVolume is idempotent likewise). It unmounts
 // only its own mount and removes only what it created: the target, or the
 // file of a block volume in a staging directory, never the CO's staging
-// directory, nor a directory holding files it did not put there.
+// directory, nor a directory holding files it did not put there. The last
+// unmount of a block volume detaches its loop device (spec: NodeUnstageVolume
+// "undo the work by the corresponding NodeStageVolume").
 func (p *Plugin) unmount(volID, path string, staging bool) error {
 	var m *state.Mount
 	p.store.View(func(r state.Reader) { m = r.Mount(volID, path) })
@@ -361,12 +402,30 @@ func (p *Plugin) unmount(volID, path string, staging bool) error {
 			return err
 		}
 	}
+	if m.Block && p.lastMount(volID, path) {
+		if err := p.blocks.release(p.data.volumePath(volID, true)); err != nil {
+			return status.Errorf(codes.Internal, "detaching the device of volume %s: %v", volID, err)
+		}
+	}
 	return p.store.Update(func(tx *state.Tx) error {
 		if tx.Mount(volID, path) != nil {
 			tx.DeleteMount(volID, path)
 		}
 		return nil
 	})
+}
+
+// lastMount reports whether the volume's mount at path is its only one on
+// this node: then its device is no longer needed. Detaching before the
+// record goes makes a retry after a crash find nothing attached.
+func (p *Plugin) lastMount(volID, path string) bool {
+	last := true
+	p.store.View(func(r state.Reader) {
+		for _, m := range r.MountsOf(volID) {
+			last = last && m.Path == path
+		}
+	})
+	return last
 }
 
 // removeCreated removes a mount point the driver created. A directory
@@ -404,6 +463,9 @@ func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeS
 	}
 	capacity := p.volumeCapacity(req.GetVolumeId(), block)
 	if block {
+		if size, ok := p.blocks.size(p.data.volumePath(req.GetVolumeId(), true)); ok {
+			capacity = size // what the device shows, which a pod sees
+		}
 		return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{{Unit: csi.VolumeUsage_BYTES, Total: capacity}}}, nil
 	}
 	used, inodes, err := p.data.usage(req.GetVolumeId())
@@ -442,7 +504,8 @@ func (p *Plugin) volumeCapacity(id string, block bool) int64 {
 }
 
 // NodeExpandVolume implements csi.NodeServer. Filesystem volumes are
-// directories, so nothing grows on the node; the new size is confirmed.
+// directories, so nothing grows on the node; a block volume's loop device
+// is told its file's new size. The new size is confirmed.
 func (p *Plugin) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolumeRequest) (*csi.NodeExpandVolumeResponse, error) {
 	if err := checkVolumePath(req.GetVolumeId(), req.GetVolumePath()); err != nil {
 		return nil, err
@@ -453,6 +516,13 @@ func (p *Plugin) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolume
 	block, err := p.nodeVolume(req.GetVolumeId())
 	if err != nil {
 		return nil, err
+	}
+	if block {
+		// The controller grew the file; a loop device keeps its size
+		// until told (LOOP_SET_CAPACITY).
+		if err := p.blocks.resize(p.data.volumePath(req.GetVolumeId(), true)); err != nil {
+			return nil, status.Errorf(codes.Internal, "resizing the device of volume %s: %v", req.GetVolumeId(), err)
+		}
 	}
 	size := req.GetCapacityRange().GetRequiredBytes()
 	if size == 0 {

@@ -205,16 +205,24 @@ func TestNodeUnpublishLeavesWhatItDidNotMake(t *testing.T) {
 }
 
 // TestBlockVolumeOnTheNode: a block volume is staged (a file the driver
-// places inside the CO's staging directory) and published (a file the
-// driver creates at target_path: CSI "the SP SHALL place the block device
-// at target_path"), both bind mounts of the volume's backing file; bytes
-// written through the published path are in the backing file. Without
-// bind mounts (--mount none) the paths are made all the same.
+// places inside the CO's staging directory) and published at target_path
+// (CSI "the SP SHALL place the block device at target_path"): with loop
+// devices both are bind mounts of the volume's loop device node, with
+// --block-devices=file of its backing file; bytes written through the
+// published path are in the backing file. Without bind mounts
+// (--mount none) the paths are made all the same.
 func TestBlockVolumeOnTheNode(t *testing.T) {
-	for _, mode := range []string{"auto", "none"} {
-		t.Run(mode, func(t *testing.T) {
-			d := newTestDriver(t, func(c *plugin.Config) { c.Mount = mode })
-			if mode == "auto" && d.Plugin.MountKind() != "bind" {
+	for _, c := range []struct{ name, mount, blocks string }{
+		{"loop devices", "bind", plugin.BlockDevicesLoop},
+		{"bind-mounted files", "auto", plugin.BlockDevicesFile},
+		{"no mounts", "none", plugin.BlockDevicesFile},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.blocks == plugin.BlockDevicesLoop {
+				drivertest.RequireLoopDevices(t)
+			}
+			d := newTestDriver(t, func(cfg *plugin.Config) { cfg.Mount, cfg.BlockDevices = c.mount, c.blocks })
+			if c.mount == "auto" && d.Plugin.MountKind() != "bind" {
 				t.Skip("--mount auto found no bind mounts here (needs CAP_SYS_ADMIN); the none case checks the paths")
 			}
 			ctx := context.Background()
@@ -225,8 +233,10 @@ func TestBlockVolumeOnTheNode(t *testing.T) {
 					t.Fatalf("NodePublishVolume of a block volume: %v", err)
 				}
 			}
-			if st, err := os.Stat(target); err != nil || !st.Mode().IsRegular() {
-				t.Fatalf("target %s is not a file: %v", target, err)
+			st, err := os.Stat(target)
+			isDevice := err == nil && st.Mode()&os.ModeDevice != 0 && st.Mode()&os.ModeCharDevice == 0
+			if err != nil || isDevice != (c.blocks == plugin.BlockDevicesLoop) || !isDevice && !st.Mode().IsRegular() {
+				t.Fatalf("target %s: %v, %v; want a block device with loop devices, else a file", target, st.Mode(), err)
 			}
 			if d.Plugin.MountKind() == "bind" {
 				if !isMountPoint(target) {
@@ -321,6 +331,9 @@ func writeAt(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil { // a block device's writes too
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

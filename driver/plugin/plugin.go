@@ -51,6 +51,11 @@ type Config struct {
 	DisableSnapshotAccessibility bool
 	// Mount says whether node operations bind-mount: "auto" probes.
 	Mount string
+	// BlockDevices says how a block volume appears on the node: "loop"
+	// (a loop device backed by its file, the device node bind-mounted),
+	// "file" (the file itself bind-mounted) or "auto" (and ""): loop where
+	// bind mounts and a probe attach work. See blockdev.go.
+	BlockDevices string
 	// Volatile skips fsync of the state and of data directory entries:
 	// for node plugins whose state goes with their fake node, thousands
 	// of which open at once (fakezones/kubelet).
@@ -76,6 +81,7 @@ type Plugin struct {
 	store   *state.Store
 	data    *dataDir
 	mounter mounter
+	blocks  blockDevices
 	nodes   *nodeDirectory
 	// snapshotEntries and volumeEntries hold the encoded list entries.
 	snapshotEntries *encodingCache[state.Snapshot]
@@ -115,6 +121,10 @@ func New(cfg Config) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	blocks, err := nodeBlockDevices(cfg, m)
+	if err != nil {
+		return nil, err
+	}
 	opts := []state.Option{state.BeforeCommit(data.syncEntries)}
 	if cfg.Volatile {
 		opts = append(opts, state.Volatile())
@@ -123,7 +133,7 @@ func New(cfg Config) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m}
+	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m, blocks: blocks}
 	p.nodes = newNodeDirectory(p)
 	p.snapshotEntries, p.volumeEntries = p.newEncodingCaches()
 	if cfg.ServeController {
@@ -142,6 +152,10 @@ func New(cfg Config) (*Plugin, error) {
 // MountKind is how node operations mount: "bind" or "none", the outcome
 // of Config.Mount's probe, so that a host of many node plugins probes once.
 func (p *Plugin) MountKind() string { return p.mounter.kind() }
+
+// BlockDevicesKind is how block volumes appear on the node: "loop" or
+// "file", the outcome of Config.BlockDevices.
+func (p *Plugin) BlockDevicesKind() string { return p.blocks.kind() }
 
 // Close releases the state and the data directory.
 func (p *Plugin) Close() error {
@@ -172,7 +186,7 @@ func (p *Plugin) ServeListener(ctx context.Context, lis net.Listener) error {
 		srv.GracefulStop()
 	}()
 	klog.FromContext(ctx).Info("Serving CSI", "endpoint", p.cfg.Endpoint, "driver", p.cfg.Name, "version", p.cfg.Version,
-		"controller", p.cfg.ServeController, "node", p.cfg.ServeNode, "nodeID", p.cfg.NodeID, "mounts", p.mounter.kind())
+		"controller", p.cfg.ServeController, "node", p.cfg.ServeNode, "nodeID", p.cfg.NodeID, "mounts", p.mounter.kind(), "blockDevices", p.blocks.kind())
 	return srv.Serve(lis)
 }
 

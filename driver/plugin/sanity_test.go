@@ -39,6 +39,9 @@ func TestSanity(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := drivertest.Start(t, drivertest.Options{Topology: world, Config: maxVolumesPerNode(3)})
+	// auto: loop devices where this process can attach them (root, as in
+	// CI), else the volumes' files; the suite must pass either way.
+	t.Logf("block volumes on the node: %s", d.Plugin.BlockDevicesKind())
 	cfg := sanity.NewTestConfig()
 	cfg.Address = d.Endpoint
 	cfg.TargetPath = filepath.Join(t.TempDir(), "target")

@@ -32,6 +32,12 @@
 // fsync): it goes with the cluster, and a thousand plugins waiting on
 // their syncs took half a minute to open on a busy disk.
 //
+// Block volumes there are bind-mounted files (--block-devices=file), not
+// loop devices: no container runtime here needs a device node, and
+// thousands of node plugins in one process would share the one kernel's
+// pool of loop devices for nothing (a host without /dev/loop-control has
+// none at all).
+//
 // It must not do anything else kubelet does (no pods, no volumes staged):
 // kwok pretends to run pods, and tests that need real mounts use kind.
 package kubelet

@@ -292,6 +292,11 @@ func newPlugin(cfg Config, d Driver, n spec.Node, mount string) (*plugin.Plugin,
 		StateDir: filepath.Join(d.StateDir, n.Name), DataDir: d.DataDir,
 		Topology: cfg.Topology, Node: plugin.NodeLocation{Zone: zone, Rack: n.Rack},
 		ServeNode: true, Mount: mount,
+		// Block volumes stay bind-mounted files: nothing here runs a
+		// container that needs a device node, and thousands of node
+		// plugins on one host would each attach loop devices from the one
+		// kernel's pool, for nothing.
+		BlockDevices: plugin.BlockDevicesFile,
 		// The state goes with the cluster; a thousand plugins waiting on
 		// their fsyncs took half a minute to open on a busy disk.
 		Volatile: true,

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +16,8 @@ import (
 // builder holds what the images share, built once per run.
 type builder struct {
 	opts    options
+	e2e     map[string]name.Tag // the e2e framework's names, by image ID
+	debs    debs
 	logf    func(format string, args ...any)
 	base    layer // users, groups, nsswitch.conf, /tmp: every image
 	libc    layer // Debian's libc6: every image of a glibc-linked binary
@@ -29,7 +33,7 @@ var libcSkipped = map[string]bool{
 	"usr/share":                      true,
 }
 
-func newBuilder(o options, logf func(string, ...any)) (*builder, error) {
+func newBuilder(o options, e2e map[string]name.Tag, logf func(string, ...any)) (*builder, error) {
 	if err := os.MkdirAll(o.outDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -42,7 +46,7 @@ func newBuilder(o options, logf func(string, ...any)) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{opts: o, logf: logf, libcVer: libc.version, busybox: bb, applets: map[applets]layer{}}
+	b := &builder{opts: o, e2e: e2e, debs: d, logf: logf, libcVer: libc.version, busybox: bb, applets: map[applets]layer{}}
 	if b.base, err = baseLayer(); err != nil {
 		return nil, err
 	}
@@ -148,14 +152,22 @@ func (b *builder) build(s spec) (string, error) {
 
 // input gathers an image's layers, tag and config.
 func (b *builder) input(s spec) (imageInput, error) {
-	if s.name == busyboxName {
+	switch s.name {
+	case busyboxName:
 		return b.busyboxInput(s)
+	case agnhostName:
+		return b.agnhostInput(s)
+	case nginxName:
+		return b.nginxInput(s)
+	case glibcName:
+		return b.glibcInput(s)
 	}
-	binary := filepath.Join(b.opts.binDir, s.name)
-	if _, err := os.Stat(binary); err != nil {
-		return imageInput{}, fmt.Errorf("%w (make build components puts it there)", err)
-	}
-	o, err := readOrigin(binary)
+	return b.binaryInput(s)
+}
+
+// binaryInput is the image of bin/<name>, at /usr/local/bin/<name>.
+func (b *builder) binaryInput(s spec) (imageInput, error) {
+	binary, o, err := b.binary(s)
 	if err != nil {
 		return imageInput{}, err
 	}
@@ -163,17 +175,11 @@ func (b *builder) input(s spec) (imageInput, error) {
 	if !o.own {
 		version = o.version
 	}
-	if s.upstream == o.own {
-		return imageInput{}, fmt.Errorf("%s is built from module %s, but the image table says upstream=%t", binary, o.module, s.upstream)
-	}
 	tag, err := name.NewTag(s.repository+":"+version, name.StrictValidation)
 	if err != nil {
 		return imageInput{}, fmt.Errorf("tag from version %q: %w", version, err)
 	}
-	if err := b.checkLibraries(binary); err != nil {
-		return imageInput{}, err
-	}
-	bin, err := binaryLayer(binary, s.name)
+	bin, err := fileLayer(binary, "usr/local/bin/"+s.name)
 	if err != nil {
 		return imageInput{}, err
 	}
@@ -186,7 +192,7 @@ func (b *builder) input(s spec) (imageInput, error) {
 		labelBase: "Debian libc6 " + b.libcVer,
 	}
 	if s.upstream {
-		labels[labelLocalBuild] = fmt.Sprintf("built offline by zonepath's make images from Go module %s@%s; not the upstream image", o.module, o.version)
+		labels[labelLocalBuild] = localBuild("Go module " + o.module + "@" + o.version)
 	}
 	return imageInput{tag: tag, layers: append(layers, bin), config: v1.Config{
 		Entrypoint: []string{"/usr/local/bin/" + s.name},
@@ -196,22 +202,26 @@ func (b *builder) input(s spec) (imageInput, error) {
 	}}, nil
 }
 
-// busyboxInput is the stand-in for the e2e framework's BusyBox image:
-// Debian's static busybox with every applet, a shell as its command.
-func (b *builder) busyboxInput(s spec) (imageInput, error) {
-	tag, err := name.NewTag(b.opts.busyboxRef, name.StrictValidation)
-	if err != nil {
-		return imageInput{}, fmt.Errorf("--busybox-ref: %w", err)
+// binary returns bin/<name> and where it was built from, after checking
+// that against the table and its libraries against the libc6 layer.
+func (b *builder) binary(s spec) (string, origin, error) {
+	binary := filepath.Join(b.opts.binDir, s.name)
+	if _, err := os.Stat(binary); err != nil {
+		return "", origin{}, fmt.Errorf("%w (make build components puts it there)", err)
 	}
-	return imageInput{tag: tag, layers: []layer{b.base, b.applets[allApplets]}, config: v1.Config{
-		Cmd:  []string{"sh"},
-		User: userOf(s),
-		Env:  []string{searchPath},
-		Labels: map[string]string{
-			labelTitle: s.name, labelVersion: b.busybox.version, labelSource: "https://tracker.debian.org/pkg/busybox",
-			labelLocalBuild: fmt.Sprintf("built offline by zonepath's make images from Debian's busybox-static %s; not the upstream image", b.busybox.version),
-		},
-	}}, nil
+	o, err := readOrigin(binary)
+	if err != nil {
+		return "", origin{}, err
+	}
+	if s.upstream == o.own {
+		return "", origin{}, fmt.Errorf("%s is built from module %s, but the image table says upstream=%t", binary, o.module, s.upstream)
+	}
+	return binary, o, b.checkLibraries(binary, b.libc)
+}
+
+// localBuild is the local-build label's text for a stand-in built from what.
+func localBuild(what string) string {
+	return "built offline by zonepath's make images from " + what + "; not the upstream image"
 }
 
 func userOf(s spec) string {
@@ -221,27 +231,32 @@ func userOf(s spec) string {
 	return nonRoot
 }
 
-// checkLibraries fails when the binary needs a shared library the libc6
-// layer lacks: the image would build but its container would not start.
-func (b *builder) checkLibraries(binary string) error {
+// checkLibraries fails when the binary needs a shared library the
+// layers lack: the image would build but its container would not start.
+func (b *builder) checkLibraries(binary string, layers ...layer) error {
 	libs, err := sharedLibraries(binary)
 	if err != nil {
 		return err
 	}
-	if missing := missingIn(b.libc.files, libs); len(missing) > 0 {
-		return fmt.Errorf("%s needs %s (ldd), which the layer of Debian's libc6 %s lacks: add the package that ships it to the base",
-			binary, strings.Join(missing, ", "), b.libcVer)
+	all, names := files{}, make([]string, 0, len(layers))
+	for _, l := range layers {
+		maps.Copy(all, l.files)
+		names = append(names, l.name)
+	}
+	if missing := missingIn(all, libs); len(missing) > 0 {
+		return fmt.Errorf("%s needs %s (ldd), which the layers %s lack: add the package that ships it",
+			binary, strings.Join(missing, ", "), strings.Join(names, ", "))
 	}
 	return nil
 }
 
-// binaryLayer holds the binary at /usr/local/bin/<name>.
-func binaryLayer(binary, name string) (layer, error) {
-	data, err := os.ReadFile(binary)
+// fileLayer holds the file at dest.
+func fileLayer(src, dest string) (layer, error) {
+	data, err := os.ReadFile(src)
 	if err != nil {
 		return layer{}, err
 	}
 	lb := newLayerBuilder()
-	lb.file("usr/local/bin/"+name, 0o755, data)
-	return lb.finish(name)
+	lb.file(dest, 0o755, data)
+	return lb.finish(path.Base(dest))
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -59,12 +60,32 @@ type files map[string]*tar.Header
 func missingIn(layer files, libs []string) []string {
 	var missing []string
 	for _, lib := range libs {
-		resolved, err := resolveIn(layer, lib)
-		if err != nil || layer[resolved].Typeflag != tar.TypeReg {
+		if !slices.ContainsFunc(searched(lib), func(p string) bool { return regularIn(layer, p) }) {
 			missing = append(missing, lib)
 		}
 	}
 	return missing
+}
+
+func regularIn(layer files, p string) bool {
+	resolved, err := resolveIn(layer, p)
+	return err == nil && layer[resolved].Typeflag == tar.TypeReg
+}
+
+// searched are the paths in the image where the loader finds the library
+// ldd found at lib on the host. A host with merged /usr reports
+// /lib/x86_64-linux-gnu/libpcre2-8.so.0 where the package put it in
+// /usr/lib/x86_64-linux-gnu, and Debian's loader searches both multiarch
+// directories by name; the interpreter (/lib64/ld-linux-x86-64.so.2) is
+// named by its path and must be there.
+func searched(lib string) []string {
+	dir, base := path.Split(lib)
+	dir = path.Clean(dir)
+	if !strings.HasSuffix(path.Base(dir), "-linux-gnu") {
+		return []string{lib}
+	}
+	triplet := path.Base(dir)
+	return []string{path.Join("/lib", triplet, base), path.Join("/usr/lib", triplet, base)}
 }
 
 // resolveIn follows p inside the layer one component at a time, symbolic

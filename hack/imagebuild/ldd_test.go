@@ -38,7 +38,8 @@ func TestParseLdd(t *testing.T) {
 
 // TestMissingIn uses libc6's layout: the loader under /lib64 is an
 // absolute link into /lib, which must resolve inside the layer, not on the
-// host.
+// host. libpcre2 lies in /usr/lib as its package has it, while a host with
+// merged /usr has ldd report it in /lib.
 func TestMissingIn(t *testing.T) {
 	lb := newLayerBuilder()
 	lb.file("lib/x86_64-linux-gnu/libc.so.6", 0o644, nil)
@@ -47,6 +48,7 @@ func TestMissingIn(t *testing.T) {
 	lb.symlink("lib/multiarch", "x86_64-linux-gnu")
 	lb.symlink("lib/x86_64-linux-gnu/escape.so", "/etc/hostname")
 	lb.symlink("lib/loop.so", "loop.so")
+	lb.file("usr/lib/x86_64-linux-gnu/libpcre2-8.so.0", 0o644, nil)
 	l, err := lb.finish("test")
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +64,11 @@ func TestMissingIn(t *testing.T) {
 		{"/lib/x86_64-linux-gnu/escape.so", true}, // exists on the host only
 		{"/lib/loop.so", true},
 		{"/lib64", true}, // a directory is no library
+		{"/lib/x86_64-linux-gnu/libpcre2-8.so.0", false},
+		{"/usr/lib/x86_64-linux-gnu/libpcre2-8.so.0", false},
+		{"/usr/lib/x86_64-linux-gnu/libc.so.6", false},
+		{"/usr/lib/x86_64-linux-gnu/libm.so.6", true},
+		{"/usr/lib64/ld-linux-x86-64.so.2", true}, // the interpreter is named by its path
 	}
 	for _, tc := range tests {
 		got := len(missingIn(l.files, []string{tc.lib})) == 1

@@ -7,14 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+
+	"github.com/google/go-containerregistry/pkg/name"
 )
 
 type options struct {
-	binDir     string
-	outDir     string
-	debsDir    string
-	version    string
-	busyboxRef string
+	binDir    string
+	outDir    string
+	debsDir   string
+	version   string
+	e2eImages string // "ID=name:tag ..." as hack/imagebuild/e2eimage prints them
+	with      string // optional images to build too, separated by commas or spaces
 }
 
 func main() {
@@ -23,7 +27,8 @@ func main() {
 	flag.StringVar(&o.outDir, "out-dir", "", "directory for the tarballs and images.txt")
 	flag.StringVar(&o.debsDir, "debs-dir", "", "cache of Debian packages (default <out-dir>/debs)")
 	flag.StringVar(&o.version, "version", "", "tag of zonepath's own images (the Makefile's VERSION)")
-	flag.StringVar(&o.busyboxRef, "busybox-ref", "", "name:tag of the e2e framework's BusyBox image, which the busybox stand-in takes")
+	flag.StringVar(&o.e2eImages, "e2e-images", "", "the e2e framework's image names the stand-ins take, as `ID=name:tag` pairs separated by spaces or newlines (go run ./hack/imagebuild/e2eimage)")
+	flag.StringVar(&o.with, "with", "", "optional images to build as well, separated by commas or spaces (csi-provisioner)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "imagebuild:", err)
@@ -33,7 +38,7 @@ func main() {
 
 func (o options) validate() error {
 	for _, f := range []struct{ flag, value string }{
-		{"--bin-dir", o.binDir}, {"--out-dir", o.outDir}, {"--version", o.version}, {"--busybox-ref", o.busyboxRef},
+		{"--bin-dir", o.binDir}, {"--out-dir", o.outDir}, {"--version", o.version}, {"--e2e-images", o.e2eImages},
 	} {
 		if strings.TrimSpace(f.value) == "" {
 			return fmt.Errorf("%s is required", f.flag)
@@ -52,13 +57,21 @@ func run(o options) error {
 	if o.debsDir == "" {
 		o.debsDir = filepath.Join(o.outDir, "debs")
 	}
+	refs, err := parseE2EImages(o.e2eImages)
+	if err != nil {
+		return err
+	}
+	build, err := selected(splitList(o.with))
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	b, err := newBuilder(o, logf)
+	b, err := newBuilder(o, refs, logf)
 	if err != nil {
 		return err
 	}
 	var list strings.Builder
-	for _, s := range specs() {
+	for _, s := range build {
 		line, err := b.build(s)
 		if err != nil {
 			return err
@@ -69,8 +82,39 @@ func run(o options) error {
 	if err := writeFileAtomic(index, []byte(list.String())); err != nil {
 		return err
 	}
-	logf("%d images listed in %s in %.1fs", len(specs()), index, time.Since(start).Seconds())
+	logf("%d images listed in %s in %.1fs", len(build), index, time.Since(start).Seconds())
 	return nil
+}
+
+// parseE2EImages reads "ID=name:tag" pairs; every ID a stand-in takes its
+// name from must be there, each once, with a valid tag.
+func parseE2EImages(list string) (map[string]name.Tag, error) {
+	refs := map[string]name.Tag{}
+	for _, pair := range strings.Fields(list) {
+		id, ref, ok := strings.Cut(pair, "=")
+		if !ok || id == "" {
+			return nil, fmt.Errorf("--e2e-images: %q is not ID=name:tag", pair)
+		}
+		if _, dup := refs[id]; dup {
+			return nil, fmt.Errorf("--e2e-images: %s given twice", id)
+		}
+		tag, err := name.NewTag(ref, name.StrictValidation)
+		if err != nil {
+			return nil, fmt.Errorf("--e2e-images: %s: %w", id, err)
+		}
+		refs[id] = tag
+	}
+	for _, id := range e2eIDs() {
+		if _, ok := refs[id]; !ok {
+			return nil, fmt.Errorf("--e2e-images lacks %s (go run ./hack/imagebuild/e2eimage prints every ID the stand-ins need)", id)
+		}
+	}
+	return refs, nil
+}
+
+// splitList splits a flag value at commas and white space.
+func splitList(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 func logf(format string, args ...any) {

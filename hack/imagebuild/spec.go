@@ -1,6 +1,12 @@
 package main
 
-import "sort"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+)
 
 // applets says which busybox applets an image carries.
 type applets int
@@ -25,15 +31,26 @@ type spec struct {
 	// root: the binary runs as root (the node plugin bind-mounts).
 	root    bool
 	applets applets
+	// e2e is the e2e framework's image ID (imageutils.<e2e>) whose name and
+	// tag the stand-in takes, given at build time (--e2e-images); repository
+	// is then empty.
+	e2e string
+	// optional images are built only when named in --with: their binary
+	// costs minutes of its own build (make images IMAGES_WITH=...).
+	optional bool
 }
 
 // zonepathRepository is where this repository's own images live; nothing
 // pushes there, kind loads the tarballs.
 const zonepathRepository = "localhost/zonepath/"
 
-// busyboxName is the busybox stand-in's name in the table; its repository
-// comes from the e2e framework at build time (--busybox-ref).
-const busyboxName = "busybox"
+// The stand-ins for the e2e framework's images, by their names in the table.
+const (
+	busyboxName = "busybox"           // Debian's busybox-static
+	agnhostName = "agnhost"           // bin/agnhost (make components COMPONENTS=agnhost)
+	nginxName   = "nginx"             // Debian's nginx
+	glibcName   = "glibc-dns-testing" // Debian's libc6 and busybox-static
+)
 
 // specs lists every image, in build order. The zonepath binaries must each
 // have a Dockerfile target of the same name (TestDockerfileTargets).
@@ -46,8 +63,58 @@ func specs() []spec {
 		{name: "zonepath-resizer", repository: zonepathRepository + "zonepath-resizer"},
 		{name: "snapshot-controller", repository: "registry.k8s.io/sig-storage/snapshot-controller", upstream: true},
 		{name: "csi-attacher", repository: "registry.k8s.io/sig-storage/csi-attacher", upstream: true},
-		{name: busyboxName, upstream: true, root: true, applets: allApplets},
+		{name: "csi-provisioner", repository: "registry.k8s.io/sig-storage/csi-provisioner", upstream: true, optional: true},
+		// The e2e framework's images the storage suites pull (README.md).
+		{name: busyboxName, e2e: "BusyBox", upstream: true, root: true, applets: allApplets},
+		{name: agnhostName, e2e: "Agnhost", upstream: true, root: true, applets: allApplets},
+		{name: nginxName, e2e: "Nginx", upstream: true, root: true, applets: allApplets},
+		{name: glibcName, e2e: "GlibcDnsTesting", upstream: true, root: true, applets: allApplets},
 	}
+}
+
+// selected are the specs a run builds: all but the optional ones not
+// named in with. A name in with that is no optional image is an error.
+func selected(with []string) ([]spec, error) {
+	want := map[string]bool{}
+	for _, w := range with {
+		want[w] = true
+	}
+	var out []spec
+	for _, s := range specs() {
+		if s.optional && !want[s.name] {
+			continue
+		}
+		if s.optional {
+			delete(want, s.name)
+		}
+		out = append(out, s)
+	}
+	if len(want) > 0 {
+		return nil, fmt.Errorf("--with %s: not an optional image (optional: %s)",
+			strings.Join(slices.Sorted(maps.Keys(want)), ","), strings.Join(optionalImages(), ","))
+	}
+	return out, nil
+}
+
+func optionalImages() []string {
+	var names []string
+	for _, s := range specs() {
+		if s.optional {
+			names = append(names, s.name)
+		}
+	}
+	return names
+}
+
+// e2eIDs are the e2e framework's image IDs the stand-ins take names from.
+func e2eIDs() []string {
+	var ids []string
+	for _, s := range specs() {
+		if s.e2e != "" {
+			ids = append(ids, s.e2e)
+		}
+	}
+	return ids
 }
 
 // zonepathImages are the names of this repository's own images.

@@ -6,9 +6,12 @@
 # of hack/kind/node-image.sh, built when missing. Host workarounds are added
 # to a generated copy of the config only when hack/kind/lib.sh detects the
 # quirk, each logged with its reason. Then the images listed in
-# _output/images/images.txt are loaded and all nodes must become Ready.
+# _output/images/images.txt are loaded (with KIND_PULL_UPSTREAM_IMAGES=1,
+# only zonepath's own, localhost/zonepath/*: the stand-ins built under
+# upstream names are left out, so that kubelet pulls the real ones) and all
+# nodes must become Ready.
 #
-# Usage: hack/kind/up.sh   (environment: KIND_CLUSTER_NAME, KIND_CONFIG, KIND_NODE_IMAGE, KIND_WAIT)
+# Usage: hack/kind/up.sh   (environment: KIND_CLUSTER_NAME, KIND_CONFIG, KIND_NODE_IMAGE, KIND_WAIT, KIND_PULL_UPSTREAM_IMAGES)
 set -euo pipefail
 # shellcheck source=hack/kind/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -102,6 +105,10 @@ load_images() {
 	fi
 	while read -r ref file; do
 		[[ -n $ref && $ref != \#* ]] || continue
+		if [[ ${KIND_PULL_UPSTREAM_IMAGES:-} == 1 && $ref != localhost/* ]]; then
+			log "  not loading the stand-in $ref: KIND_PULL_UPSTREAM_IMAGES=1, kubelet pulls upstream's"
+			continue
+		fi
 		[[ $file = /* ]] || file=$KIND_ROOT/$file
 		[[ -s $file ]] || die "$list names $file for $ref, which is missing or empty"
 		"$KIND" load image-archive "$file" --name "$CLUSTER" >/dev/null

@@ -29,7 +29,7 @@ type options struct {
 	controller, node                                  bool
 	disable                                           string
 	maxVolumesPerNode, maxVolumeSize                  int64
-	mount, faultRules                                 string
+	mount, blockDevices, faultRules                   string
 	faultReload                                       time.Duration
 	kubeletRegistrationPath, pluginRegistrationPath   string
 	showVersion                                       bool
@@ -55,6 +55,7 @@ func main() {
 	flag.Int64Var(&o.maxVolumesPerNode, "max-volumes-per-node", 0, "attach limit reported and enforced for every node; overrides the topology file when > 0")
 	flag.Int64Var(&o.maxVolumeSize, "max-volume-size", 0, "largest volume in bytes; 0 means no limit")
 	flag.StringVar(&o.mount, "mount", "auto", "node mounts: bind, none (only create paths), or auto (bind when permitted)")
+	flag.StringVar(&o.blockDevices, "block-devices", plugin.BlockDevicesAuto, "how a block volume appears on the node: loop (a loop device backed by the volume's file, its node bind-mounted: what a container runtime needs), file (the file itself bind-mounted, where no loop device can exist or is wanted), or auto (loop when bind mounts work and a loop device can be attached and detached, else file)")
 	flag.StringVar(&o.faultRules, "fault-rules", "", "YAML file of fault rules; re-read when it changes")
 	flag.DurationVar(&o.faultReload, "fault-rules-reload-interval", time.Second, "how often to check --fault-rules for changes")
 	flag.StringVar(&o.kubeletRegistrationPath, "kubelet-registration-path", "", "with --node: register with kubelet, giving it this path of the CSI socket as kubelet sees it on the host (e.g. /var/lib/kubelet/plugins/zonepath.csi.dev/csi.sock); replaces the node-driver-registrar sidecar where its image cannot be pulled. Empty: do not register")
@@ -119,7 +120,7 @@ func (o options) config(ctx context.Context) (plugin.Config, error) {
 	cfg := plugin.Config{
 		Name: o.name, Version: version, Endpoint: o.endpoint, NodeID: o.nodeID, StateDir: o.stateDir, DataDir: o.dataDir,
 		ServeController: o.controller, ServeNode: o.node, MaxVolumesPerNode: o.maxVolumesPerNode,
-		MaxVolumeSize: o.maxVolumeSize, Mount: o.mount,
+		MaxVolumeSize: o.maxVolumeSize, Mount: o.mount, BlockDevices: o.blockDevices,
 	}
 	if err := plugin.ValidateName(o.name); err != nil {
 		return cfg, fmt.Errorf("--drivername: %w", err)

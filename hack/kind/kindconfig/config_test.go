@@ -1,14 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+
+	"github.com/zonepath/zonepath/driver/world"
 )
 
 const minimal = `kind: Cluster
@@ -108,40 +110,60 @@ func TestGenerate(t *testing.T) {
 	}
 }
 
-// TestCommittedConfigs checks kind/*.yaml: the zones the driver and the e2e
-// suite expect, and the shared data dir on every node.
-func TestCommittedConfigs(t *testing.T) {
-	for file, want := range map[string][]string{
-		"cluster.yaml":           {"region-1/zone-a", "region-1/zone-b", "region-1/zone-c"},
-		"cluster-2-regions.yaml": {"region-1/zone-a", "region-1/zone-b", "region-2/zone-c", "region-2/zone-d"},
-	} {
-		t.Run(file, func(t *testing.T) {
-			path := filepath.Join("..", "..", "..", "kind", file)
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := Parse(path, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var zones []string
-			controlPlanes := 0
-			for i, n := range c.Nodes {
-				if len(n.ExtraMounts) != 1 || n.ExtraMounts[0].HostPath != "_output/kind/data" ||
-					n.ExtraMounts[0].ContainerPath != "/var/lib/zonepath" {
-					t.Errorf("nodes[%d].extraMounts = %+v, want _output/kind/data at /var/lib/zonepath", i, n.ExtraMounts)
-				}
-				switch n.Role {
-				case v1alpha4.ControlPlaneRole:
-					controlPlanes++
-				case v1alpha4.WorkerRole:
-					zones = append(zones, n.Labels["topology.kubernetes.io/region"]+"/"+n.Labels["topology.kubernetes.io/zone"])
-				}
-			}
-			if controlPlanes != 1 || !slices.Equal(zones, want) {
-				t.Errorf("%d control planes, worker zones %v; want 1 and %v", controlPlanes, zones, want)
-			}
-		})
+// TestCommittedConfig checks kind/cluster.yaml against the driver's
+// topology in deploy/overlays/kind/topology.yaml: each worker, named as
+// kind names it for the cluster name zonepath, is a node there in the zone
+// of its labels, and no node there is missing from the config; every node
+// mounts the shared data dir.
+func TestCommittedConfig(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "kind", "cluster.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	c, err := Parse(path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := world.Load(filepath.Join("..", "..", "..", "deploy", "overlays", "kind", "topology.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	controlPlanes, workers := 0, 0
+	for i, n := range c.Nodes {
+		if len(n.ExtraMounts) != 1 || n.ExtraMounts[0].HostPath != "_output/kind/data" ||
+			n.ExtraMounts[0].ContainerPath != "/var/lib/zonepath" {
+			t.Errorf("nodes[%d].extraMounts = %+v, want _output/kind/data at /var/lib/zonepath", i, n.ExtraMounts)
+		}
+		if n.Role == v1alpha4.ControlPlaneRole {
+			controlPlanes++
+			continue
+		}
+		workers++
+		name := kindWorkerName("zonepath", workers)
+		info, ok := topo.Node(name)
+		if !ok {
+			t.Errorf("worker %d (%s) is not a node of the kind topology", workers, name)
+			continue
+		}
+		got := n.Labels["topology.kubernetes.io/region"] + "/" + n.Labels["topology.kubernetes.io/zone"]
+		if want := topo.Zones[info.Zone].ID(); got != want {
+			t.Errorf("worker %s is labelled %s, the kind topology puts it in %s", name, got, want)
+		}
+	}
+	if controlPlanes != 1 {
+		t.Errorf("%d control planes, want 1", controlPlanes)
+	}
+	if _, ok := topo.Node(kindWorkerName("zonepath", workers+1)); ok {
+		t.Errorf("the kind topology names %s, which kind/cluster.yaml does not create", kindWorkerName("zonepath", workers+1))
+	}
+}
+
+// kindWorkerName is the name kind gives the i-th worker (from 1) of
+// cluster: <cluster>-worker, <cluster>-worker2, ...
+func kindWorkerName(cluster string, i int) string {
+	if i == 1 {
+		return cluster + "-worker"
+	}
+	return fmt.Sprintf("%s-worker%d", cluster, i)
 }
