@@ -2,8 +2,8 @@
 # zonepath's images for users with Docker (BuildKit), one target per binary:
 #   docker build --target zonepath             -t localhost/zonepath/zonepath:dev .
 #   docker build --target zonepath-provisioner -t localhost/zonepath/zonepath-provisioner:dev .
-#   (also zonepath-snapshotter, zonepath-scheduler)
-# Binaries here are static (CGO_ENABLED=0). `make images` builds the same four
+#   (also zonepath-snapshotter, zonepath-scheduler, zonepath-resizer)
+# Binaries here are static (CGO_ENABLED=0). `make images` builds the same five
 # images, and offline stand-ins for the upstream ones, without a Docker daemon
 # (hack/imagebuild/README.md). Every image `make images` builds from this
 # repository must have a target here and no other (TestDockerfileTargets);
@@ -32,6 +32,11 @@ FROM build AS build-zonepath-snapshotter
 ARG VERSION=devel
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
 	go build -ldflags "-X main.version=${VERSION}" -o /out/zonepath-snapshotter ./controllers/cmd/zonepath-snapshotter
+
+FROM build AS build-zonepath-resizer
+ARG VERSION=devel
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+	go build -ldflags "-X main.version=${VERSION}" -o /out/zonepath-resizer ./controllers/cmd/zonepath-resizer
 
 # Stamped with the Kubernetes version it is built from, as the Makefile does.
 FROM build AS build-zonepath-scheduler
@@ -69,6 +74,11 @@ FROM base-static AS zonepath-snapshotter
 LABEL org.opencontainers.image.title=zonepath-snapshotter
 COPY --from=build-zonepath-snapshotter /out/zonepath-snapshotter /usr/local/bin/zonepath-snapshotter
 ENTRYPOINT ["/usr/local/bin/zonepath-snapshotter"]
+
+FROM base-static AS zonepath-resizer
+LABEL org.opencontainers.image.title=zonepath-resizer
+COPY --from=build-zonepath-resizer /out/zonepath-resizer /usr/local/bin/zonepath-resizer
+ENTRYPOINT ["/usr/local/bin/zonepath-resizer"]
 
 FROM base-static AS zonepath-scheduler
 LABEL org.opencontainers.image.title=zonepath-scheduler

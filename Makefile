@@ -13,7 +13,7 @@ FUZZTIME   ?= 10s
 all: build
 
 build: $(BIN)/zonepath $(BIN)/zonepath-sanity $(BIN)/csi-sanity $(BIN)/zonepath-cluster \
-	$(BIN)/zonepath-provisioner $(BIN)/zonepath-snapshotter \
+	$(BIN)/zonepath-provisioner $(BIN)/zonepath-snapshotter $(BIN)/zonepath-resizer \
 	$(BIN)/zonepath-scheduler $(BIN)/zonepath-e2e crds
 
 $(BIN)/zonepath: FORCE
@@ -37,6 +37,10 @@ $(BIN)/zonepath-provisioner: FORCE
 # The snapshotter sidecar: upstream's sidecar controller with KEP-5943 topology.
 $(BIN)/zonepath-snapshotter: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-snapshotter
+
+# The resizer: csi-resizer's job where its image cannot be pulled.
+$(BIN)/zonepath-resizer: FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./controllers/cmd/zonepath-resizer
 
 # kube-scheduler with the SnapshotTopology plugin. Stamped with the
 # Kubernetes version it is built from, the way hack/components.sh stamps

@@ -63,7 +63,7 @@ main() {
       for c in "${components[@]}"; do echo "- $(realpath --relative-to="$out" "$c")"; done
     fi
     echo "images:"
-    for image in zonepath zonepath-provisioner zonepath-snapshotter zonepath-scheduler; do
+    for image in zonepath zonepath-provisioner zonepath-snapshotter zonepath-scheduler zonepath-resizer; do
       [[ -z ${swaps[localhost/zonepath/$image]:-} ]] || continue
       echo "- name: localhost/zonepath/$image"
       # Quoted: a tag of digits only (a short commit hash) would be a YAML number.

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubernetes-csi/csi-lib-utils/connection"
-	"github.com/kubernetes-csi/csi-lib-utils/metrics"
 	csirpc "github.com/kubernetes-csi/csi-lib-utils/rpc"
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	snapshotscheme "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/scheme"
 	"google.golang.org/grpc"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/controllers/features"
@@ -40,21 +37,16 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	mm := metrics.NewCSIMetricsManagerForSidecar("")
-	conn, err := connection.Connect(ctx, cfg.Sidecar.CSIAddress, mm, connection.OnConnectionLoss(connection.ExitOnConnectionLoss()))
+	conn, mm, err := sidecar.ConnectCSI(ctx)
 	if err != nil {
-		return fmt.Errorf("connecting to the CSI driver at %s: %w", cfg.Sidecar.CSIAddress, err)
+		return err
 	}
 	defer conn.Close()
 	caps, err := probePlugin(ctx, conn, &cfg.Options)
 	if err != nil {
 		return err
 	}
-	mm.SetDriverName(cfg.Options.DriverName)
-	if sidecar.ServesHTTP() {
-		mm.WithAdditionalRegistry(legacyregistry.DefaultGatherer)
-		mm.RegisterToServer(sidecar.Mux, cfg.Sidecar.MetricsPath)
-	}
+	sidecar.ServeCSIMetrics(mm, cfg.Options.DriverName)
 	ctrl, err := newFromConfig(sidecar.Clients, conn, cfg, caps)
 	if err != nil {
 		return err

@@ -26,6 +26,8 @@ func TestBrokenRBAC(t *testing.T) {
 		want string
 	}{
 		{"missing-verb", "zonepath-provisioner: missing: create on core/persistentvolumes"},
+		{"resizer-missing-verb", "zonepath-resizer: missing: patch on core/persistentvolumeclaims/status"},
+		{"resizer-missing-verb", "csi-resizer: missing: patch on core/persistentvolumeclaims/status"},
 		{"unused-verb", "zonepath-snapshotter: unused: ClusterRole/zonepath:snapshotter grants delete on snapshot.storage.k8s.io/volumesnapshotcontents"},
 		{"unused-resource", "csi-attacher: unused: ClusterRole/zonepath:attacher grants list on core/secrets"},
 		{"wildcard", "ClusterRole/zonepath:node: wildcard in [*]"},

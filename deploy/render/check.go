@@ -22,11 +22,12 @@ const LocalRepo = "localhost/zonepath/"
 
 var (
 	// ZonepathImages are the binaries with an image of their own.
-	ZonepathImages = []string{"zonepath", "zonepath-provisioner", "zonepath-snapshotter", "zonepath-scheduler"}
+	ZonepathImages = []string{"zonepath", "zonepath-provisioner", "zonepath-snapshotter", "zonepath-scheduler", "zonepath-resizer"}
 	// UpstreamImages are the only other images a manifest may use.
 	UpstreamImages = []string{
 		"registry.k8s.io/sig-storage/snapshot-controller:v8.7.0",
 		"registry.k8s.io/sig-storage/csi-attacher:v4.13.0",
+		"registry.k8s.io/sig-storage/csi-resizer:v2.2.1",                // zonepath-resizer stands in offline
 		"registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.16.0", // registrar-sidecar only
 	}
 	// gateImages are the binaries that know VolumeSnapshotTopology; the

@@ -16,7 +16,7 @@ import (
 func TestUpChecksBeforeStarting(t *testing.T) {
 	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: things.example.com}\n"
 	all := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
-		"snapshot-controller", "zonepath", "csi-provisioner", "zonepath-snapshotter", "csi-attacher", "zonepath-cluster"}
+		"snapshot-controller", "zonepath", "csi-provisioner", "zonepath-snapshotter", "csi-attacher", "zonepath-resizer", "zonepath-cluster"}
 	cases := []struct {
 		name    string
 		omit    string

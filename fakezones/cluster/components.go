@@ -43,7 +43,7 @@ func (u *up) check() error {
 	for _, names := range [][]string{
 		{"etcd"}, {"kube-apiserver"}, {"kube-controller-manager"}, {"zonepath-scheduler", "kube-scheduler"},
 		{"kwok"}, {"snapshot-controller"}, {"zonepath"}, {"zonepath-provisioner", "csi-provisioner"},
-		{"zonepath-snapshotter", "csi-snapshotter"}, {"csi-attacher"}, {"zonepath-cluster"},
+		{"zonepath-snapshotter", "csi-snapshotter"}, {"csi-attacher"}, {"zonepath-resizer"}, {"zonepath-cluster"},
 	} {
 		if !slices.ContainsFunc(names, u.has) {
 			missing = append(missing, strings.Join(names, " or "))
@@ -226,7 +226,9 @@ func (u *up) controllerSocket() string { return u.w.path("csi", "controller.sock
 
 // sidecars are the CSI sidecars on the controller socket: zonepath's
 // snapshotter and provisioner where built (they carry KEP-5943), else the
-// upstream ones, and the upstream attacher.
+// upstream ones, the upstream attacher, and zonepath-resizer (csi-resizer
+// cannot be built here: its module is refused). kwok nodes have no
+// kubelet, so expansions stop at the node's turn (NodeResizePending).
 func (u *up) sidecars() []component {
 	return u.sidecarsOn("", u.controllerSocket(), u.leaderElection())
 }
@@ -247,6 +249,7 @@ func (u *up) sidecarsOn(prefix, socket string, election []string) []component {
 		pick("provisioner", "zonepath-provisioner", "csi-provisioner"),
 		pick("snapshotter", "zonepath-snapshotter", "csi-snapshotter"),
 		{name: prefix + "attacher", bin: "csi-attacher", args: append(slices.Clone(common), u.backoffArgs("attacher")...)},
+		{name: prefix + "resizer", bin: "zonepath-resizer", args: append(slices.Clone(common), u.backoffArgs("resizer")...)},
 	}
 }
 

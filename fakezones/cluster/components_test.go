@@ -30,8 +30,9 @@ func TestMaxBackoff(t *testing.T) {
 			"provisioner":         {"--retry-interval-max=20s", "--snapshot-orphan-sweep-interval=20s"},
 			"snapshotter":         {"--retry-interval-max=20s"},
 			"attacher":            {"--retry-interval-max=20s"},
+			"resizer":             {"--retry-interval-max=20s"},
 		}},
-		{backoff: 0, want: map[string][]string{"snapshot-controller": nil, "provisioner": nil, "snapshotter": nil, "attacher": nil}},
+		{backoff: 0, want: map[string][]string{"snapshot-controller": nil, "provisioner": nil, "snapshotter": nil, "attacher": nil, "resizer": nil}},
 	} {
 		u := &up{o: Options{BinDir: t.TempDir(), MaxBackoff: tc.backoff}, w: &workDir{dir: "/work"}}
 		for _, c := range append(u.sidecars(), u.snapshotController()) {

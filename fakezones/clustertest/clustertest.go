@@ -45,6 +45,18 @@ func BinDir(t testing.TB) string {
 // controllers and registers its teardown.
 func Start(t testing.TB, f spec.File, gates string) *Cluster {
 	t.Helper()
+	return start(t, f, gates, "")
+}
+
+// StartRBAC is Start with up --rbac rbacDir: deploy components run as
+// the ServiceAccounts of that kustomization (deploy/rbac).
+func StartRBAC(t testing.TB, f spec.File, gates, rbacDir string) *Cluster {
+	t.Helper()
+	return start(t, f, gates, rbacDir)
+}
+
+func start(t testing.TB, f spec.File, gates, rbacDir string) *Cluster {
+	t.Helper()
 	cl, err := f.Expand()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +66,7 @@ func Start(t testing.TB, f spec.File, gates string) *Cluster {
 	dir := t.TempDir()
 	t0 := time.Now()
 	s, err := cluster.Up(context.Background(), cluster.Options{WorkDir: dir, BinDir: bin, CRDDir: filepath.Join(bin, "crds"),
-		Cluster: cl, FeatureGates: gates, Timeout: 3 * time.Minute, Out: &out})
+		Cluster: cl, FeatureGates: gates, RBACDir: rbacDir, Timeout: 3 * time.Minute, Out: &out})
 	t.Logf("up:\n%s", out.String())
 	if err != nil {
 		t.Fatalf("up: %v", err)

@@ -198,6 +198,8 @@ func storageClasses(cl *spec.Cluster, driver string) []*storagev1.StorageClass {
 			Provisioner:       driver,
 			ReclaimPolicy:     ptr.To(v1.PersistentVolumeReclaimDelete),
 			VolumeBindingMode: ptr.To(mode),
+			// zonepath-resizer runs beside the other sidecars.
+			AllowVolumeExpansion: ptr.To(true),
 		}
 		if mode == storagev1.VolumeBindingWaitForFirstConsumer && driver == Driver {
 			base.Annotations = map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}

@@ -60,6 +60,7 @@ func specs() []spec {
 		{name: "zonepath-provisioner", repository: zonepathRepository + "zonepath-provisioner"},
 		{name: "zonepath-snapshotter", repository: zonepathRepository + "zonepath-snapshotter"},
 		{name: "zonepath-scheduler", repository: zonepathRepository + "zonepath-scheduler"},
+		{name: "zonepath-resizer", repository: zonepathRepository + "zonepath-resizer"},
 		{name: "snapshot-controller", repository: "registry.k8s.io/sig-storage/snapshot-controller", upstream: true},
 		{name: "csi-attacher", repository: "registry.k8s.io/sig-storage/csi-attacher", upstream: true},
 		{name: "csi-provisioner", repository: "registry.k8s.io/sig-storage/csi-provisioner", upstream: true, optional: true},

@@ -1,7 +1,8 @@
 // Package bootstrap starts zonepath's Kubernetes components the same way:
 // logging through component-base logsapi (--logging-format, -v, --vmodule,
 // contextual loggers), --feature-gates, the API client from --kubeconfig,
-// $KUBECONFIG or the pod, the CSI sidecars' common flags, an HTTP endpoint
+// $KUBECONFIG or the pod, the CSI sidecars' common flags, the connection
+// to the CSI socket and its gRPC metrics, an HTTP endpoint
 // for metrics and health that fails the start when it cannot listen, leader
 // election that hands the lease over on SIGTERM once the work has stopped,
 // and a bounded wait for informer caches.
