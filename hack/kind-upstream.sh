@@ -4,12 +4,13 @@
 # bin/zonepath-e2e --zonepath.upstream-suites) against zonepath on the kind
 # cluster of `make kind-up`, as kubernetes-csi's CI runs them against
 # csi-driver-host-path, with the driver file e2e/testdata/kind/upstream.yaml.
-# The stack is (re)deployed from deploy/overlays/kind first. Two runs:
+# The stack is (re)deployed from deploy/overlays/kind first, with the node
+# plugin on every worker. Two runs:
 #   1. parallel (Ginkgo, KIND_UPSTREAM_PROCS processes, default 4): focus
 #      External.Storage, skip \[Serial\]|\[Disruptive\]|\[Feature: (the
 #      kubernetes-csi CI selection) and zonepath's own suite;
-#   2. serial: the [Serial] specs of External.Storage (volumeLimits ...),
-#      still without \[Disruptive\]|\[Feature:.
+#   2. serial: the [Serial] specs of the suites that matter here
+#      (volumeLimits, topology, read-write-once-pod), still without \[Disruptive\]|\[Feature:.
 # Then a table upstream suite → passed/failed/skipped with every skip's
 # reason (e2e/suitetable), in _output/kind-upstream/summary.txt, and
 # losetup -a of every node. Fails on any failure.
@@ -23,6 +24,11 @@ CLUSTER=${KIND_CLUSTER_NAME:-zonepath}
 KUBECONFIG=${KIND_KUBECONFIG:-$PWD/_output/kind/kubeconfig}
 PROCS=${KIND_UPSTREAM_PROCS:-4}
 FOCUS=${KIND_UPSTREAM_FOCUS:-External.Storage}
+# The [Serial] suites that matter for a zonal driver with attach limits
+# and ReadWriteOncePod;
+# topology has none today, and any-volume-datasource tests a populator,
+# not the driver.
+SERIAL_SUITES=${KIND_UPSTREAM_SERIAL_SUITES:-'(volumeLimits|topology|read-write-once-pod)'}
 SKIP='\[Disruptive\]|\[Feature:|\[Testpattern: [^]]*\] zonepath '
 out=$PWD/_output/kind-upstream
 export KUBECONFIG
@@ -57,8 +63,14 @@ suite() {
 }
 
 stack_deploy deploy/overlays/kind
+# Upstream's suites take the driver to be on every schedulable node (the
+# volumeLimits suite checks each node's CSINode): the workers
+# kind/cluster.yaml keeps without it for KEP-5030 get the node plugin for
+# this run (make kind-e2e takes it away again).
+# shellcheck disable=SC2046 # one argument per node
+stack_node_plugins true $(kubectl get nodes -l zonepath.csi.dev/node-plugin -o name | sed 's|^node/||')
 suite parallel "$PROCS" "$FOCUS" "\\[Serial\\]|$SKIP"
-suite serial 1 "$FOCUS.*\\[Serial\\]" "$SKIP"
+suite serial 1 "$FOCUS.*\\] $SERIAL_SUITES .*\\[Serial\\]" "$SKIP"
 stack_logs "$out/logs.txt"
 stack_loops | tee "$out/losetup.txt"
 step "summary (also in $out/summary.txt)"

@@ -43,17 +43,25 @@ func main() {
 
 // write prints the table, then the skips and failures.
 func (t *table) write(w io.Writer) {
-	fmt.Fprintf(w, "%-34s %6s %6s %7s\n", "suite", "passed", "failed", "skipped")
+	width := len("suite")
+	for _, name := range t.names() {
+		width = max(width, len(name))
+	}
+	row := func(name string, a, b, c any) { fmt.Fprintf(w, "%-*s %6v %6v %7v\n", width, name, a, b, c) }
+	row("suite", "passed", "failed", "skipped")
 	for _, name := range t.names() {
 		c := t.suites[name]
-		fmt.Fprintf(w, "%-34s %6d %6d %7d\n", name, c.passed, c.failed, c.skipped)
+		row(name, c.passed, c.failed, c.skipped)
 	}
 	total := t.total()
-	fmt.Fprintf(w, "%-34s %6d %6d %7d\n", "all", total.passed, total.failed, total.skipped)
+	row("all", total.passed, total.failed, total.skipped)
 	if len(t.skips) > 0 {
-		fmt.Fprintln(w, "\nskipped (reason the spec gave → specs):")
+		fmt.Fprintln(w, "\nskipped, by the reason the spec gave:")
 		for _, s := range t.skipReasons() {
 			fmt.Fprintf(w, "  %3d  %s\n", len(t.skips[s]), s)
+			for _, spec := range t.skips[s] {
+				fmt.Fprintln(w, "         - "+spec)
+			}
 		}
 	}
 	if len(t.failures) > 0 {

@@ -51,7 +51,7 @@ func TestTable(t *testing.T) {
 				tc(fsSpec, "skipped", "skipped"), tc(fsSpec, "passed", ""),
 			},
 			wantRows:   []string{"all      1      0       1"},
-			wantOutput: "1  Driver zonepath.csi.dev doesn't support Block",
+			wantOutput: "1  Driver zonepath.csi.dev doesn't support Block\n         - External Storage [Driver: zonepath.csi.dev] [Testpattern: Dynamic PV (block volmode)] volumeMode",
 		},
 		{
 			name:    "nothing passed",

@@ -52,7 +52,7 @@ stack_deploy() {
   kubectl apply --server-side --force-conflicts -k "$dir" >"$dir/apply.txt"
   step "waiting for the rollout"
   if [ "${KIND_E2E_SCHEDULER:-}" = stock ]; then
-    step "KIND_E2E_SCHEDULER=stock: kind's kube-scheduler keeps scheduling (zonepath-scheduler waits for its lease)"
+    stack_stock_scheduler
   else
     stack_replace_scheduler
   fi
@@ -88,6 +88,27 @@ stack_replace_scheduler() {
   step "zonepath-scheduler leads ($holder)"
 }
 
+# stack_stock_scheduler: kind's own kube-scheduler schedules, as upstream
+# ships it (no SnapshotTopology): zonepath-scheduler scaled to 0, the
+# static pod's manifest put back if a run moved it away, and the lease held
+# by the stock scheduler (holder <node>_<uuid>).
+stack_stock_scheduler() {
+  local node=$CLUSTER-control-plane holder deadline=$((SECONDS + 120))
+  kubectl -n zonepath-system scale deploy/zonepath-scheduler --replicas=0
+  if docker exec "$node" test -f /etc/kubernetes/kube-scheduler.yaml.replaced; then
+    docker exec "$node" mv /etc/kubernetes/kube-scheduler.yaml.replaced /etc/kubernetes/manifests/kube-scheduler.yaml
+  fi
+  until holder=$(kubectl -n kube-system get lease kube-scheduler -o jsonpath='{.spec.holderIdentity}') &&
+    [[ $holder == "$node"_* ]]; do
+    if ((SECONDS > deadline)); then
+      echo "kind: the stock kube-scheduler did not take its lease in 120s (holder: ${holder:-none})" >&2
+      return 1
+    fi
+    sleep 2
+  done
+  step "KIND_E2E_SCHEDULER=stock: kind's kube-scheduler leads ($holder); zonepath-scheduler scaled to 0"
+}
+
 # stack_current_scheduler POD: POD is a running zonepath-scheduler pod of
 # the Deployment's newest ReplicaSet.
 stack_current_scheduler() {
@@ -119,6 +140,28 @@ stack_wait_registered() {
     sleep 2
   done
   kubectl get csinode -o custom-columns='NODE:.metadata.name,DRIVERS:.spec.drivers[*].name,COUNT:.spec.drivers[*].allocatable.count' | tee "$out/csinodes.txt"
+}
+
+# stack_node_plugins VALUE NODE...: labels each NODE
+# zonepath.csi.dev/node-plugin=VALUE, which the node plugin DaemonSet's node
+# affinity reads ("false" keeps it off), and waits until the driver is
+# registered there (true) or gone from its CSINode (false).
+stack_node_plugins() {
+  local value=$1 n deadline=$((SECONDS + 180)) want
+  shift
+  [ $# -gt 0 ] || return 0
+  kubectl label node "$@" zonepath.csi.dev/node-plugin="$value" --overwrite >/dev/null
+  [ "$value" = false ] && want=1 || want=0
+  for n in "$@"; do
+    until kubectl get csinode "$n" -o jsonpath='{.spec.drivers[*].name}' 2>/dev/null | grep -qw zonepath.csi.dev; [ $? = "$want" ]; do
+      if ((SECONDS > deadline)); then
+        echo "kind: zonepath.csi.dev still $([ "$value" = false ] && echo registered || echo unregistered) on $n 180s after labelling it node-plugin=$value" >&2
+        return 1
+      fi
+      sleep 2
+    done
+  done
+  step "node plugin $([ "$value" = false ] && echo off || echo on) $*"
 }
 
 # stack_logs FILE: every zonepath container's log.
