@@ -50,6 +50,7 @@ stack_deploy() {
   step "deploying $overlay at tag $VERSION${flags[*]:+ with ${flags[*]}}"
   hack/deploy-tag.sh "$overlay" "$VERSION" "$dir" "${flags[@]}"
   kubectl apply --server-side --force-conflicts -k "$dir" >"$dir/apply.txt"
+  stack_check_kube_proxy
   step "waiting for the rollout"
   if [ "${KIND_E2E_SCHEDULER:-}" = stock ]; then
     stack_stock_scheduler
@@ -62,6 +63,33 @@ stack_deploy() {
   done
   step "waiting for kubelet's registration of zonepath.csi.dev on every node that runs the node plugin"
   stack_wait_registered
+}
+
+# stack_check_kube_proxy: kube-proxy's ClusterIP map must not be empty on
+# any node. In the offline node image (Debian's nft under kube-proxy v1.37,
+# nftables mode) kube-proxy's hourly full resync has been seen to leave
+# map service-ips empty on every node, after which no new pod reaches the
+# API server through the kubernetes Service ("connection refused"). When a
+# node shows it, its kube-proxy pod is restarted, which writes the map
+# again: logged as a workaround, as hack/kind/up.sh logs its own.
+stack_check_kube_proxy() {
+  local n bad=()
+  for n in $(bin/kind get nodes --name "$CLUSTER"); do
+    docker exec "$n" nft list map ip kube-proxy service-ips 2>/dev/null | grep -q 'elements' || bad+=("$n")
+  done
+  [ ${#bad[@]} -gt 0 ] || return 0
+  step "workaround: kube-proxy's ClusterIP map (nft map ip kube-proxy service-ips) is empty on ${bad[*]}: restarting kube-proxy there"
+  for n in "${bad[@]}"; do
+    kubectl -n kube-system delete pod -l k8s-app=kube-proxy --field-selector spec.nodeName="$n" --wait=false >/dev/null
+  done
+  kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=120s >/dev/null
+  local deadline=$((SECONDS + 60))
+  for n in "${bad[@]}"; do
+    until docker exec "$n" nft list map ip kube-proxy service-ips 2>/dev/null | grep -q 'elements'; do
+      ((SECONDS < deadline)) || { echo "kind: kube-proxy on $n wrote no ClusterIP map in 60s after its restart" >&2; return 1; }
+      sleep 1
+    done
+  done
 }
 
 # stack_replace_scheduler stops the stock kube-scheduler (kubelet removes a
