@@ -66,29 +66,34 @@ stack_deploy() {
 }
 
 # stack_check_kube_proxy: kube-proxy's ClusterIP map must not be empty on
-# any node. In the offline node image (Debian's nft under kube-proxy v1.37,
-# nftables mode) kube-proxy's hourly full resync has been seen to leave
-# map service-ips empty on every node, after which no new pod reaches the
-# API server through the kubernetes Service ("connection refused"). When a
-# node shows it, its kube-proxy pod is restarted, which writes the map
-# again: logged as a workaround, as hack/kind/up.sh logs its own.
+# any node. In the offline node image (kube-proxy v1.37 in nftables mode
+# with Debian's nft) a kube-proxy sometimes never finishes its first sync,
+# and its hourly full resync has been seen to leave the map empty on every
+# node; either way no new pod on that node reaches the API server through
+# the kubernetes Service ("connection refused"). A node whose map stays
+# empty for 30 s gets its kube-proxy restarted, up to 5 times, each logged
+# as a workaround, as hack/kind/up.sh logs its own.
 stack_check_kube_proxy() {
-  local n bad=()
+  local n try
   for n in $(bin/kind get nodes --name "$CLUSTER"); do
-    docker exec "$n" nft list map ip kube-proxy service-ips 2>/dev/null | grep -q 'elements' || bad+=("$n")
-  done
-  [ ${#bad[@]} -gt 0 ] || return 0
-  step "workaround: kube-proxy's ClusterIP map (nft map ip kube-proxy service-ips) is empty on ${bad[*]}: restarting kube-proxy there"
-  for n in "${bad[@]}"; do
-    kubectl -n kube-system delete pod -l k8s-app=kube-proxy --field-selector spec.nodeName="$n" --wait=false >/dev/null
-  done
-  kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=120s >/dev/null
-  local deadline=$((SECONDS + 60))
-  for n in "${bad[@]}"; do
-    until docker exec "$n" nft list map ip kube-proxy service-ips 2>/dev/null | grep -q 'elements'; do
-      ((SECONDS < deadline)) || { echo "kind: kube-proxy on $n wrote no ClusterIP map in 60s after its restart" >&2; return 1; }
-      sleep 1
+    for try in 1 2 3 4 5 6; do
+      stack_service_map "$n" 30 && continue 2
+      [ "$try" -lt 6 ] || break
+      step "workaround: kube-proxy on $n has written no ClusterIP map (nft map ip kube-proxy service-ips) in 30s: restarting it (try $try of 5)"
+      kubectl -n kube-system delete pod -l k8s-app=kube-proxy --field-selector spec.nodeName="$n" >/dev/null
     done
+    echo "kind: kube-proxy on $n wrote no ClusterIP map after 5 restarts" >&2
+    return 1
+  done
+}
+
+# stack_service_map NODE SECONDS: NODE's kube-proxy ClusterIP map has
+# elements within SECONDS.
+stack_service_map() {
+  local deadline=$((SECONDS + $2))
+  until docker exec "$1" nft list map ip kube-proxy service-ips 2>/dev/null | grep -q 'elements'; do
+    ((SECONDS < deadline)) || return 1
+    sleep 2
   done
 }
 
