@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	csirpc "github.com/kubernetes-csi/csi-lib-utils/rpc"
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	"google.golang.org/grpc"
 	"k8s.io/klog/v2"
@@ -53,15 +52,12 @@ func Run(ctx context.Context, cfg Config) error {
 // probePlugin waits for the plugin, learns its name into o unless set,
 // and checks that it can expand volumes at all.
 func probePlugin(ctx context.Context, conn *grpc.ClientConn, o *Options) (Capabilities, error) {
-	if err := csirpc.ProbeForever(ctx, conn, o.Timeout); err != nil {
-		return Capabilities{}, fmt.Errorf("waiting for the CSI driver to be ready: %w", err)
+	name, err := bootstrap.DriverName(ctx, conn, o.Timeout)
+	if err != nil {
+		return Capabilities{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	name, err := csirpc.GetDriverName(ctx, conn)
-	if err != nil {
-		return Capabilities{}, fmt.Errorf("getting the CSI driver name: %w", err)
-	}
 	if o.DriverName == "" {
 		o.DriverName = name
 	}

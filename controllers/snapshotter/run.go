@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	csirpc "github.com/kubernetes-csi/csi-lib-utils/rpc"
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	snapshotscheme "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/scheme"
 	"google.golang.org/grpc"
@@ -60,15 +59,12 @@ func Run(ctx context.Context, cfg Config) error {
 // probePlugin waits for the plugin, learns its name into o and checks
 // that it can create snapshots.
 func probePlugin(ctx context.Context, conn *grpc.ClientConn, o *Options) (Capabilities, error) {
-	if err := csirpc.ProbeForever(ctx, conn, o.Timeout); err != nil {
-		return Capabilities{}, fmt.Errorf("waiting for the CSI driver to be ready: %w", err)
+	name, err := bootstrap.DriverName(ctx, conn, o.Timeout)
+	if err != nil {
+		return Capabilities{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	name, err := csirpc.GetDriverName(ctx, conn)
-	if err != nil {
-		return Capabilities{}, fmt.Errorf("getting the CSI driver name: %w", err)
-	}
 	o.DriverName = name
 	caps, err := Probe(ctx, conn)
 	if err != nil {

@@ -3,9 +3,11 @@ package bootstrap
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kubernetes-csi/csi-lib-utils/connection"
 	"github.com/kubernetes-csi/csi-lib-utils/metrics"
+	csirpc "github.com/kubernetes-csi/csi-lib-utils/rpc"
 	"google.golang.org/grpc"
 	"k8s.io/component-base/metrics/legacyregistry"
 )
@@ -31,4 +33,20 @@ func (s *Sidecar) ServeCSIMetrics(mm metrics.CSIMetricsManager, driver string) {
 		mm.WithAdditionalRegistry(legacyregistry.DefaultGatherer)
 		mm.RegisterToServer(s.Mux, s.Flags.MetricsPath)
 	}
+}
+
+// DriverName waits until the CSI driver on conn is ready (Probe, retried
+// as the sidecars do while the driver starts) and returns its name from
+// GetPluginInfo, the one call within timeout.
+func DriverName(ctx context.Context, conn *grpc.ClientConn, timeout time.Duration) (string, error) {
+	if err := csirpc.ProbeForever(ctx, conn, timeout); err != nil {
+		return "", fmt.Errorf("waiting for the CSI driver to be ready: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	name, err := csirpc.GetDriverName(ctx, conn)
+	if err != nil {
+		return "", fmt.Errorf("getting the CSI driver name: %w", err)
+	}
+	return name, nil
 }
