@@ -22,8 +22,8 @@ import (
 	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
-// Controller expands the volumes of claims whose storage-resizer
-// annotation names its driver.
+// Controller expands the volumes of claims bound to a CSI volume of its
+// driver (see ours).
 //
 // Issue 23's seam: ControllerModifyVolume (VolumeAttributesClass) is a
 // second loop on the same claim informer with its own queue and a

@@ -7,10 +7,11 @@
 //
 // # The protocol
 //
-// kube-controller-manager's expand controller sees a bound claim's
-// request grow and, for a CSI volume, names the driver in the claim's
-// volume.kubernetes.io/storage-resizer annotation. The resizer of that
-// driver (flag --driver-name, else GetPluginInfo) then:
+// A bound claim's request grows past its volume's capacity; for a CSI
+// volume kube-controller-manager only records ExternalExpanding (it sets
+// the volume.kubernetes.io/storage-resizer annotation for migrated
+// in-tree volumes alone). The resizer of the volume's driver (flag
+// --driver-name, else GetPluginInfo) then:
 //
 //  1. records the target: condition Resizing,
 //     status.allocatedResourceStatuses.storage ControllerResizeInProgress,

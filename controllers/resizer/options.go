@@ -7,9 +7,8 @@ import (
 
 // Options are the csi-resizer settings of the controller.
 type Options struct {
-	// DriverName: only claims whose volume.kubernetes.io/storage-resizer
-	// annotation names it are resized. Filled from GetPluginInfo unless
-	// --driver-name sets it.
+	// DriverName: only claims bound to a CSI volume of this driver are
+	// resized. Filled from GetPluginInfo unless --driver-name sets it.
 	DriverName         string
 	Timeout            time.Duration // of each CSI call
 	Workers            int

@@ -31,7 +31,7 @@ func main() {
 // addFlags registers csi-resizer's own flags on fs, defaults included.
 func addFlags(fs *flag.FlagSet, cfg *resizer.Config) {
 	o := &cfg.Options
-	fs.StringVar(&o.DriverName, "driver-name", "", "Resize only claims whose volume.kubernetes.io/storage-resizer annotation names this driver; default: the name the plugin reports (GetPluginInfo).")
+	fs.StringVar(&o.DriverName, "driver-name", "", "Resize only claims bound to a CSI volume of this driver (as csi-resizer decides); default: the name the plugin reports (GetPluginInfo).")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "The timeout for any RPCs to the CSI driver.")
 	fs.IntVar(&o.Workers, "workers", 10, "Number of claims resized at once.")
 	fs.DurationVar(&o.RetryIntervalStart, "retry-interval-start", time.Second, "Initial retry interval of a failed volume expansion; it doubles with each failure, up to --retry-interval-max.")
