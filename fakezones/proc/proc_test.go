@@ -205,7 +205,11 @@ func TestKillThenStartAgainFromTheRecord(t *testing.T) {
 	if err := poll(5*time.Second, func() bool { _, err := os.Stat(child); return err == nil }); err != nil || !again.Alive() {
 		t.Fatalf("the process started from its record did not run (alive %v, err %v)", again.Alive(), err)
 	}
-	if got := strings.Count(Tail(p.Log, 10), "mark=1"); got != 2 {
-		t.Fatalf("the log has %d lines mark=1, want 2 (the record keeps the environment and the log):\n%s", got, Tail(p.Log, 10))
+	// The script writes the child's pid before its mark line: wait for the
+	// line rather than read the log once.
+	marks := func() bool { return strings.Count(Tail(p.Log, 10), "mark=1") == 2 }
+	if err := poll(5*time.Second, marks); err != nil {
+		t.Fatalf("the log has %d lines mark=1, want 2 (the record keeps the environment and the log):\n%s",
+			strings.Count(Tail(p.Log, 10), "mark=1"), Tail(p.Log, 10))
 	}
 }
