@@ -17,6 +17,9 @@ type Capabilities struct {
 	// Accessibility: plugin capability SNAPSHOT_ACCESSIBILITY_CONSTRAINTS;
 	// without it CSI forbids accessibility_requirements.
 	Accessibility bool
+	// Groups: plugin capability GROUP_CONTROLLER_SERVICE, without which
+	// upstream's group snapshot support has nobody to call.
+	Groups bool
 }
 
 // Probe asks the plugin for both capabilities.
@@ -32,5 +35,6 @@ func Probe(ctx context.Context, conn *grpc.ClientConn) (Capabilities, error) {
 	return Capabilities{
 		CreateDelete:  controller[csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT],
 		Accessibility: plugin[csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS],
+		Groups:        plugin[csi.PluginCapability_Service_GROUP_CONTROLLER_SERVICE],
 	}, nil
 }

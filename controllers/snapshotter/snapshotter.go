@@ -34,6 +34,7 @@ var metadataKeys = []string{
 type Snapshotter struct {
 	upstream.Snapshotter
 	controller csi.ControllerClient
+	conn       *grpc.ClientConn // for upstream's GroupSnapshotter
 	driver     string
 	client     dynamic.Interface
 	// accessibility: the plugin has SNAPSHOT_ACCESSIBILITY_CONSTRAINTS.
@@ -65,6 +66,7 @@ func NewSnapshotter(o SnapshotterOptions) *Snapshotter {
 	return &Snapshotter{
 		Snapshotter:   upstream.NewSnapshotter(o.Conn),
 		controller:    csi.NewControllerClient(o.Conn),
+		conn:          o.Conn,
 		driver:        o.DriverName,
 		client:        o.Client,
 		accessibility: o.Accessibility,

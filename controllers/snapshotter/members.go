@@ -1,0 +1,130 @@
+package snapshotter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	crdv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	listers "github.com/kubernetes-csi/external-snapshotter/client/v8/listers/volumesnapshot/v1"
+	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/utils"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// members gives the VolumeSnapshotContents of group snapshot members the
+// nodeAffinity a single snapshot's content gets. In external-snapshotter
+// v8.7.0 the sidecar calls CreateVolumeGroupSnapshot and writes only the
+// VolumeGroupSnapshotContent's status; the snapshot-controller then
+// creates one VolumeSnapshotContent per member (annotation
+// groupsnapshot.storage.k8s.io/volumeGroupSnapshotHandle, status
+// snapshotHandle), with no nodeAffinity, since it never sees
+// accessible_topology. So members watches those contents (on upstream's
+// content informer), asks the driver for the member's accessible_topology
+// with ListSnapshots(snapshot_id), and writes it exactly as CreateSnapshot
+// does (record: only when the content has no nodeAffinity, guarded by its
+// resourceVersion). See controllers/README.md, "Group snapshots and
+// topology".
+type members struct {
+	snap   *Snapshotter
+	lister listers.VolumeSnapshotContentLister
+	queue  workqueue.TypedRateLimitingInterface[string]
+	// done holds the contents already recorded (or with nothing to
+	// record), so that their later updates cost no CSI call.
+	done sync.Map
+}
+
+func newMembers(snap *Snapshotter, informer cache.SharedIndexInformer, lister listers.VolumeSnapshotContentLister, o Options) (*members, error) {
+	m := &members{
+		snap: snap, lister: lister,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](o.RetryIntervalStart, o.RetryIntervalMax),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "zonepath-group-members"}),
+	}
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    m.enqueue,
+		UpdateFunc: func(_, obj any) { m.enqueue(obj) },
+		DeleteFunc: func(obj any) {
+			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				m.done.Delete(key)
+			}
+		},
+	})
+	return m, err
+}
+
+// isMember: a content of our driver that the snapshot-controller made for
+// a group snapshot member and gave its snapshot handle.
+func (m *members) isMember(c *crdv1.VolumeSnapshotContent) bool {
+	_, member := c.Annotations[utils.VolumeGroupSnapshotHandleAnnotation]
+	return member && c.Spec.Driver == m.snap.driver && c.Status != nil && c.Status.SnapshotHandle != nil && c.DeletionTimestamp == nil
+}
+
+func (m *members) enqueue(obj any) {
+	c, ok := obj.(*crdv1.VolumeSnapshotContent)
+	if !ok || !m.isMember(c) {
+		return
+	}
+	if _, done := m.done.Load(c.Name); !done {
+		m.queue.Add(c.Name)
+	}
+}
+
+func (m *members) run(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		m.queue.ShutDown()
+	}()
+	for {
+		name, quit := m.queue.Get()
+		if quit {
+			return
+		}
+		if err := m.sync(ctx, name); err != nil {
+			klog.FromContext(ctx).Error(err, "Recording a group snapshot member's nodeAffinity; will retry", "content", name)
+			m.queue.AddRateLimited(name)
+		} else {
+			m.queue.Forget(name)
+		}
+		m.queue.Done(name)
+	}
+}
+
+func (m *members) sync(ctx context.Context, name string) error {
+	c, err := m.lister.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !m.isMember(c) {
+		return nil
+	}
+	if err := m.snap.recordMember(ctx, name, *c.Status.SnapshotHandle); err != nil {
+		return err
+	}
+	m.done.Store(name, true)
+	return nil
+}
+
+// recordMember looks the member snapshot up and records its
+// accessible_topology on content name. A snapshot the driver no longer
+// lists has nothing to record: its content is being deleted.
+func (s *Snapshotter) recordMember(ctx context.Context, content, handle string) error {
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	resp, err := s.controller.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: handle})
+	if err != nil {
+		return fmt.Errorf("ListSnapshots of member snapshot %s: %w", handle, err)
+	}
+	for _, e := range resp.GetEntries() {
+		if e.GetSnapshot().GetSnapshotId() == handle {
+			return s.record(ctx, &createTarget{content: content}, e.GetSnapshot().GetAccessibleTopology())
+		}
+	}
+	return nil
+}
