@@ -9,6 +9,8 @@ import (
 	crdv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	listers "github.com/kubernetes-csi/external-snapshotter/client/v8/listers/volumesnapshot/v1"
 	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/utils"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -113,18 +115,40 @@ func (m *members) sync(ctx context.Context, name string) error {
 
 // recordMember looks the member snapshot up and records its
 // accessible_topology on content name. A snapshot the driver no longer
-// lists has nothing to record: its content is being deleted.
+// has leaves nothing to record: its content is being deleted.
 func (s *Snapshotter) recordMember(ctx context.Context, content, handle string) error {
 	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
+	snap, err := s.lookUp(ctx, handle)
+	if err != nil || snap == nil {
+		return err
+	}
+	return s.record(ctx, &createTarget{content: content}, snap.GetAccessibleTopology())
+}
+
+// lookUp reads one snapshot: with GetSnapshot when the plugin has
+// GET_SNAPSHOT (CSI: "MUST implement this GetSnapshot RPC call if it has
+// GET_SNAPSHOT capability"), else with ListSnapshots filtered by ID, which
+// every snapshotting plugin serves. nil: the plugin does not have it.
+func (s *Snapshotter) lookUp(ctx context.Context, handle string) (*csi.Snapshot, error) {
+	if s.getSnapshot {
+		resp, err := s.controller.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: handle})
+		if status.Code(err) == codes.NotFound {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("GetSnapshot of member snapshot %s: %w", handle, err)
+		}
+		return resp.GetSnapshot(), nil
+	}
 	resp, err := s.controller.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: handle})
 	if err != nil {
-		return fmt.Errorf("ListSnapshots of member snapshot %s: %w", handle, err)
+		return nil, fmt.Errorf("ListSnapshots of member snapshot %s: %w", handle, err)
 	}
 	for _, e := range resp.GetEntries() {
 		if e.GetSnapshot().GetSnapshotId() == handle {
-			return s.record(ctx, &createTarget{content: content}, e.GetSnapshot().GetAccessibleTopology())
+			return e.GetSnapshot(), nil
 		}
 	}
-	return nil
+	return nil, nil
 }

@@ -10,6 +10,7 @@ import (
 	crdv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	listers "github.com/kubernetes-csi/external-snapshotter/client/v8/listers/volumesnapshot/v1"
 	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/utils"
+	"google.golang.org/grpc"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,12 +47,61 @@ func asUnstructured(c *crdv1.VolumeSnapshotContent, nodeAffinity []any) *unstruc
 
 // TestGroupMembersGetNodeAffinity: against the real driver, a group of
 // volumes in zone-a and zone-d: each member's content gets the zone its
-// snapshot is usable from, as a single snapshot's content does; a content
-// with nodeAffinity keeps it; a handle the driver does not list writes
-// nothing.
+// snapshot is usable from, as a single snapshot's content does, read with
+// GetSnapshot or ListSnapshots; a content with nodeAffinity keeps it; a
+// handle the driver does not know writes nothing; and a driver whose
+// GetSnapshot drops accessible_topology (e2e mutant
+// group-member-without-topology) leaves the members without.
 func TestGroupMembersGetNodeAffinity(t *testing.T) {
-	conn, inA := startZonepath(t, zonepathConfig{})
+	const dropTopology = `rules:
+- name: drop
+  match: {rpc: GetSnapshot}
+  action: {mutate: {clear: [snapshot.accessible_topology]}}
+`
+	inA := []v1.TopologySelectorTerm{term(regionKey, "region-1", zoneKey, "zone-a")}
+	inD := []v1.TopologySelectorTerm{term(regionKey, "region-2", zoneKey, "zone-d")}
+	admin := []v1.TopologySelectorTerm{term(zoneKey, "zone-b")}
+	for _, tc := range []struct {
+		name        string
+		getSnapshot bool
+		faults      string
+		want        map[string][]v1.TopologySelectorTerm
+	}{
+		{"GetSnapshot", true, "", map[string][]v1.TopologySelectorTerm{"member-a": inA, "member-d": inD, "member-admin": admin, "member-gone": nil}},
+		{"ListSnapshots", false, "", map[string][]v1.TopologySelectorTerm{"member-a": inA, "member-d": inD, "member-admin": admin, "member-gone": nil}},
+		{"GetSnapshot without topology", true, dropTopology, map[string][]v1.TopologySelectorTerm{"member-a": nil, "member-d": nil, "member-admin": admin, "member-gone": nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, contents := groupOnZonepath(t, tc.faults)
+			client := dynamicClient(asUnstructured(contents[0], nil), asUnstructured(contents[1], nil),
+				asUnstructured(contents[2], terms(t, admin...)), asUnstructured(contents[3], nil))
+			s := NewSnapshotter(SnapshotterOptions{Conn: conn, DriverName: plugin.DefaultName, Client: client, Accessibility: true, GetSnapshot: tc.getSnapshot})
+			for _, c := range contents {
+				if err := s.recordMember(context.Background(), c.Name, *c.Status.SnapshotHandle); err != nil {
+					t.Fatalf("recordMember %s: %v", c.Name, err)
+				}
+			}
+			for name, want := range tc.want {
+				got, _ := client.Resource(snapshotapi.VolumeSnapshotContents).Get(context.Background(), name, metav1.GetOptions{})
+				if affinity, _ := snapshotapi.NodeAffinity(got); !reflect.DeepEqual(affinity, want) {
+					t.Errorf("%s: nodeAffinity = %v, want %v", name, affinity, want)
+				}
+			}
+		})
+	}
+}
+
+// groupOnZonepath cuts a group snapshot of volumes in zone-a and zone-d on
+// the real driver and returns the member contents the snapshot-controller
+// would make: one per member, one more of the zone-d member (for an
+// admin's nodeAffinity) and one of a snapshot the driver does not have.
+func groupOnZonepath(t *testing.T, faults string) (*grpc.ClientConn, []*crdv1.VolumeSnapshotContent) {
+	t.Helper()
+	conn, inA := startZonepath(t, zonepathConfig{faults: faults})
 	ctx := context.Background()
+	if caps, err := Probe(ctx, conn); err != nil || !caps.Groups || !caps.GetSnapshot {
+		t.Fatalf("Probe of zonepath = %+v, %v; want Groups and GetSnapshot", caps, err)
+	}
 	zoneD := drivertest.Requisite(drivertest.Segment(regionKey, "region-2", zoneKey, "zone-d"))
 	vol, err := csi.NewControllerClient(conn).CreateVolume(ctx, drivertest.VolumeRequest("in-d", 1<<20, zoneD))
 	if err != nil {
@@ -63,31 +113,11 @@ func TestGroupMembersGetNodeAffinity(t *testing.T) {
 		t.Fatal(err)
 	}
 	members := group.GetGroupSnapshot().GetSnapshots()
-	admin := []v1.TopologySelectorTerm{term(zoneKey, "zone-b")}
-	contents := []*crdv1.VolumeSnapshotContent{
+	return conn, []*crdv1.VolumeSnapshotContent{
 		memberContent("member-a", inA, members[0].GetSnapshotId()),
 		memberContent("member-d", inD, members[1].GetSnapshotId()),
 		memberContent("member-admin", inD, members[1].GetSnapshotId()),
 		memberContent("member-gone", inD, "zps-gone"),
-	}
-	client := dynamicClient(asUnstructured(contents[0], nil), asUnstructured(contents[1], nil),
-		asUnstructured(contents[2], terms(t, admin...)), asUnstructured(contents[3], nil))
-	s := NewSnapshotter(SnapshotterOptions{Conn: conn, DriverName: plugin.DefaultName, Client: client, Accessibility: true})
-	for _, c := range contents {
-		if err := s.recordMember(ctx, c.Name, *c.Status.SnapshotHandle); err != nil {
-			t.Fatalf("recordMember %s: %v", c.Name, err)
-		}
-	}
-	for name, want := range map[string][]v1.TopologySelectorTerm{
-		"member-a":     {term(regionKey, "region-1", zoneKey, "zone-a")},
-		"member-d":     {term(regionKey, "region-2", zoneKey, "zone-d")},
-		"member-admin": admin,
-		"member-gone":  nil,
-	} {
-		got, _ := client.Resource(snapshotapi.VolumeSnapshotContents).Get(ctx, name, metav1.GetOptions{})
-		if affinity, _ := snapshotapi.NodeAffinity(got); !reflect.DeepEqual(affinity, want) {
-			t.Errorf("%s: nodeAffinity = %v, want %v", name, affinity, want)
-		}
 	}
 }
 

@@ -90,7 +90,7 @@ func newFromConfig(c *bootstrap.Clients, conn *grpc.ClientConn, cfg Config, caps
 	}
 	snap := NewSnapshotter(SnapshotterOptions{
 		Conn: conn, DriverName: cfg.Options.DriverName, Client: c.Dynamic,
-		Accessibility: caps.Accessibility, ExtraCreateMetadata: cfg.ExtraCreateMetadata,
+		Accessibility: caps.Accessibility, GetSnapshot: caps.GetSnapshot, ExtraCreateMetadata: cfg.ExtraCreateMetadata,
 	})
 	return NewController(c.Kube, c.Snapshots, snap, cfg.Options)
 }

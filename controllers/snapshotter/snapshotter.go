@@ -39,6 +39,8 @@ type Snapshotter struct {
 	client     dynamic.Interface
 	// accessibility: the plugin has SNAPSHOT_ACCESSIBILITY_CONSTRAINTS.
 	accessibility bool
+	// getSnapshot: the plugin has GET_SNAPSHOT (members.go's lookUp).
+	getSnapshot bool
 	// keepMetadata: --extra-create-metadata, pass the keys to the driver.
 	keepMetadata bool
 	// recorder emits Warning events on VolumeSnapshots; NewController
@@ -55,8 +57,9 @@ type SnapshotterOptions struct {
 	DriverName string
 	// Client reads contents and classes and patches nodeAffinity.
 	Client dynamic.Interface
-	// Accessibility is the result of Probe.
+	// Accessibility and GetSnapshot are the results of Probe.
 	Accessibility bool
+	GetSnapshot   bool
 	// ExtraCreateMetadata is the user's --extra-create-metadata.
 	ExtraCreateMetadata bool
 }
@@ -70,6 +73,7 @@ func NewSnapshotter(o SnapshotterOptions) *Snapshotter {
 		driver:        o.DriverName,
 		client:        o.Client,
 		accessibility: o.Accessibility,
+		getSnapshot:   o.GetSnapshot,
 		keepMetadata:  o.ExtraCreateMetadata,
 	}
 }
