@@ -131,6 +131,18 @@ var mutants = []mutant{
 		catchers: []string{"3", "10", "13"},
 	},
 	{
+		name: "group-member-without-topology",
+		breaks: "driver: GetSnapshot returns no accessible_topology, so the snapshotter has none to give a group snapshot " +
+			"member's VolumeSnapshotContent, which the snapshot-controller made without nodeAffinity (fault rule)",
+		run: &gateOnRun,
+		faults: `rules:
+- name: group-member-without-topology
+  match: {rpc: GetSnapshot}
+  action: {mutate: {clear: [snapshot.accessible_topology]}}
+`,
+		catchers: []string{"19"},
+	},
+	{
 		name:     "csinode-without-allocatable",
 		breaks:   "driver: NodeGetInfo reports no max_volumes_per_node, so CSINode has no allocatable.count (cluster file maxVolumesPerNode: 0)",
 		run:      &cluster2Run,
