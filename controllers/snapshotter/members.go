@@ -13,8 +13,6 @@ import (
 	"google.golang.org/grpc/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 )
 
 // members gives the VolumeSnapshotContents of group snapshot members the
@@ -31,30 +29,18 @@ import (
 // resourceVersion). See controllers/README.md, "Group snapshots and
 // topology".
 type members struct {
+	*contentWork
 	snap   *Snapshotter
 	lister listers.VolumeSnapshotContentLister
-	queue  workqueue.TypedRateLimitingInterface[string]
 	// done holds the contents already recorded (or with nothing to
 	// record), so that their later updates cost no CSI call.
 	done sync.Map
 }
 
 func newMembers(snap *Snapshotter, informer cache.SharedIndexInformer, lister listers.VolumeSnapshotContentLister, o Options) (*members, error) {
-	m := &members{
-		snap: snap, lister: lister,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](o.RetryIntervalStart, o.RetryIntervalMax),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "zonepath-group-members"}),
-	}
-	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    m.enqueue,
-		UpdateFunc: func(_, obj any) { m.enqueue(obj) },
-		DeleteFunc: func(obj any) {
-			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				m.done.Delete(key)
-			}
-		},
-	})
+	m := &members{snap: snap, lister: lister}
+	var err error
+	m.contentWork, err = newContentWork("group-members", informer, o, m.wants, m.sync, func(name string) { m.done.Delete(name) })
 	return m, err
 }
 
@@ -65,34 +51,10 @@ func (m *members) isMember(c *crdv1.VolumeSnapshotContent) bool {
 	return member && c.Spec.Driver == m.snap.driver && c.Status != nil && c.Status.SnapshotHandle != nil && c.DeletionTimestamp == nil
 }
 
-func (m *members) enqueue(obj any) {
-	c, ok := obj.(*crdv1.VolumeSnapshotContent)
-	if !ok || !m.isMember(c) {
-		return
-	}
-	if _, done := m.done.Load(c.Name); !done {
-		m.queue.Add(c.Name)
-	}
-}
-
-func (m *members) run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		m.queue.ShutDown()
-	}()
-	for {
-		name, quit := m.queue.Get()
-		if quit {
-			return
-		}
-		if err := m.sync(ctx, name); err != nil {
-			klog.FromContext(ctx).Error(err, "Recording a group snapshot member's nodeAffinity; will retry", "content", name)
-			m.queue.AddRateLimited(name)
-		} else {
-			m.queue.Forget(name)
-		}
-		m.queue.Done(name)
-	}
+// wants a member not recorded yet.
+func (m *members) wants(c *crdv1.VolumeSnapshotContent) bool {
+	_, recorded := m.done.Load(c.Name)
+	return !recorded && m.isMember(c)
 }
 
 func (m *members) sync(ctx context.Context, name string) error {

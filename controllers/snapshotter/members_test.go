@@ -145,6 +145,11 @@ func TestMembersSelectsGroupMembers(t *testing.T) {
 			t.Errorf("%s: isMember = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+	recorded := memberContent("recorded", "vol", "snap")
+	m.done.Store(recorded.Name, true)
+	if m.wants(recorded) || !m.wants(memberContent("new", "vol", "snap")) {
+		t.Errorf("wants: a recorded member is worked again, or a new one is not")
+	}
 	m.lister = listers.NewVolumeSnapshotContentLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))
 	if err := m.sync(context.Background(), "gone"); err != nil {
 		t.Errorf("sync of a content gone from the cache: %v", err)
