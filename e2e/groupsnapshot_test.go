@@ -50,9 +50,18 @@ func defineGroupSnapshot(e *env) {
 			e.expectLossless(ctx, fmt.Sprintf("member %s (claim %s) VolumeSnapshotContent %s nodeAffinity", m.snapshot, m.claim, m.content.GetName()), affinities[i], m.seg)
 		}
 		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		// Immediate restores through a class allowing both segments: the
+		// provisioner's snapshot ∩ class rule, as scenario 4 for a single
+		// snapshot.
+		both := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(segs...))
 		for i, m := range members {
 			node := e.restoreInside(ctx, m.snapshot, sc, claimName("restore", i), claimName("consumer", i), affinities[i])
 			framework.Logf("member %s of a volume in %s: content nodeAffinity %v, restored for node %s (%v)", m.snapshot, m.seg, affinities[i], node.Name, node.Labels)
+			e.pvc(ctx, claimName("immediate", i), both, snapshotSource(m.snapshot))
+			pv := e.waitBound(ctx, claimName("immediate", i))
+			what := fmt.Sprintf("volume %s restored from member %s by an Immediate claim (%s)", pv.Name, m.snapshot, pvAffinity(pv))
+			e.expectWithin(ctx, what, pvAdmits(pv), fmt.Sprintf("member content nodeAffinity %v", affinities[i]), termsAdmit(affinities[i]))
+			e.expectAccessible(ctx, what, pvAdmits(pv), m.seg)
 		}
 	})
 }
