@@ -98,6 +98,7 @@ var skipRules = []skipRule{
 	// sanity: zonepath's extensions.
 	rule(sanitySuite, "snapshot-topology", `SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not advertised.*`),
 	rule(sanitySuite, "snapshots", `CREATE_DELETE_SNAPSHOT not supported.*`),
+	rule(sanitySuite, "group-snapshots", `GROUP_CONTROLLER_SERVICE not advertised.*`),
 	rule(sanitySuite, "volume-topology", `VOLUME_ACCESSIBILITY_CONSTRAINTS not advertised.*|the node reports no accessible_topology`),
 	rule(sanitySuite, "two-segments", `needs \d+ segments the driver can satisfy, \d+ known.*`),
 	rule(sanitySuite, "exhaustion", `no exhausted segment configured.*`),
