@@ -48,6 +48,10 @@ func TestSanity(t *testing.T) {
 	cfg.StagingPath = filepath.Join(t.TempDir(), "staging")
 	cfg.TestNodeVolumeAttachLimit = true
 	cfg.IdempotentCount = 3
+	// What -csi.testvolumemutableparameters passes: without it upstream's
+	// ModifyVolume tests send no mutable_parameters, which
+	// ControllerModifyVolume requires.
+	cfg.TestVolumeMutableParametersFile = "../../sanity/testdata/mutable-parameters.yaml"
 	sanity.GinkgoTest(&cfg)
 	RegisterFailHandler(Fail)
 	suite, reporter := GinkgoConfiguration()
