@@ -46,9 +46,9 @@ func (c *client) currentTier(id string) string {
 // "Parameters not supported | 3 INVALID_ARGUMENT | ... invalid mutable
 // parameter keys or values, or the specified volume cannot support the
 // specified parameters. The SP MUST NOT have applied any modification";
-// "Volume does not exist | 5 NOT_FOUND". volume_id and
-// mutable_parameters are REQUIRED (General Error Table, "Missing
-// required field": INVALID_ARGUMENT).
+// "Volume does not exist | 5 NOT_FOUND". volume_id is REQUIRED (General
+// Error Table, "Missing required field": INVALID_ARGUMENT); an empty
+// mutable_parameters modifies nothing (modify.go says why).
 func TestModifyVolumeErrors(t *testing.T) {
 	d := newTestDriver(t, nil)
 	vol := d.mustCreateVolume(drivertest.VolumeRequest("modify-errors", gib, nil)).GetVolumeId()
@@ -59,7 +59,8 @@ func TestModifyVolumeErrors(t *testing.T) {
 		{"no volume_id", modify("", tier(plugin.TierPremium)), codes.InvalidArgument},
 		{"malformed volume_id", modify("../etc", tier(plugin.TierPremium)), codes.InvalidArgument},
 		{"unknown volume", modify("zpv-0000000000000000ffffffff", tier(plugin.TierPremium)), codes.NotFound},
-		{"no mutable_parameters", modify(vol, nil), codes.InvalidArgument},
+		{"no mutable_parameters: nothing to modify", modify(vol, nil), codes.OK},
+		{"no mutable_parameters, unknown volume", modify("zpv-0000000000000000ffffffff", nil), codes.NotFound},
 		{"unknown key", modify(vol, map[string]string{"XXX_FakeKey": "XXX_FakeValue"}), codes.InvalidArgument},
 		{"unknown key in the driver's prefix", modify(vol, map[string]string{plugin.DefaultName + "/iopstier": "premium"}), codes.InvalidArgument},
 		{"CO-prefixed key", modify(vol, map[string]string{"csi.storage.k8s.io/pvc/name": "claim"}), codes.InvalidArgument},

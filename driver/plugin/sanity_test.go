@@ -49,8 +49,7 @@ func TestSanity(t *testing.T) {
 	cfg.TestNodeVolumeAttachLimit = true
 	cfg.IdempotentCount = 3
 	// What -csi.testvolumemutableparameters passes: without it upstream's
-	// ModifyVolume tests send no mutable_parameters, which
-	// ControllerModifyVolume requires.
+	// ModifyVolume tests send empty mutable_parameters and change nothing.
 	cfg.TestVolumeMutableParametersFile = "../../sanity/testdata/mutable-parameters.yaml"
 	sanity.GinkgoTest(&cfg)
 	RegisterFailHandler(Fail)
