@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -179,5 +180,40 @@ func TestModifyVolumeSwitchedOff(t *testing.T) {
 		if codeOf(createErr) != wantCreate || codeOf(modifyErr) != wantModify {
 			t.Fatalf("DisableModifyVolume=%v: CreateVolume with mutable_parameters %v, ControllerModifyVolume %v; want %v, %v", off, createErr, modifyErr, wantCreate, wantModify)
 		}
+	}
+}
+
+// TestValidateMutableParameters: ValidateVolumeCapabilities' confirmed
+// "SHALL only be set if all the volume capabilities and parameters
+// specified in the request are supported", mutable_parameters among them
+// (ValidateVolumeCapabilitiesRequest.mutable_parameters, "See
+// CreateVolumeRequest.mutable_parameters").
+func TestValidateMutableParameters(t *testing.T) {
+	d := newTestDriver(t, nil)
+	vol := d.mustCreateVolume(drivertest.VolumeRequest("validate-mutable", gib, nil)).GetVolumeId()
+	for _, tc := range []struct {
+		name      string
+		mutable   map[string]string
+		confirmed bool
+	}{
+		{"a known tier", tier(plugin.TierExtreme), true},
+		{"an unknown tier", tier("warp"), false},
+		{"encryption is not mutable", map[string]string{plugin.ParamEncryption: "aes-256"}, false},
+		{"an unknown key", map[string]string{"XXX_FakeKey": "x"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := d.ValidateVolumeCapabilities(context.Background(), &csi.ValidateVolumeCapabilitiesRequest{
+				VolumeId: vol, VolumeCapabilities: []*csi.VolumeCapability{drivertest.MountCapability()}, MutableParameters: tc.mutable,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.GetConfirmed() != nil; got != tc.confirmed || (!got && resp.GetMessage() == "") {
+				t.Fatalf("confirmed %v (message %q), want %v", resp.GetConfirmed(), resp.GetMessage(), tc.confirmed)
+			}
+			if tc.confirmed && !maps.Equal(resp.GetConfirmed().GetMutableParameters(), tc.mutable) {
+				t.Fatalf("confirmed mutable_parameters %v, want %v", resp.GetConfirmed().GetMutableParameters(), tc.mutable)
+			}
+		})
 	}
 }
