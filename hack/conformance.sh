@@ -70,6 +70,7 @@ bin/zonepath-sanity \
   --csi.controllerendpoint "unix://$cluster/csi/controller.sock" \
   --csi.mountdir "$cluster/sanity/mnt" --csi.stagingdir "$cluster/sanity/staging" \
   --csi.testnodevolumeattachlimit --zonepath.config hack/conformance/sanity.yaml \
+  --csi.testvolumemutableparameters sanity/testdata/mutable-parameters.yaml \
   --ginkgo.junit-report "$out/cluster-sanity.xml" --ginkgo.no-color | tee "$out/cluster-sanity.txt"
 bin/zonepath-cluster down --work-dir "$cluster" >>"$out/down.log" 2>&1
 

@@ -93,7 +93,8 @@ const (
 	CapSnapshotAccessibility = "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
 )
 
-// DisableCapabilities switches off the named plugin capabilities, so that
+// DisableCapabilities switches off the named plugin or controller
+// capabilities, so that
 // the driver plays one that lacks them. Blank names are ignored; an
 // unknown name is an error naming it.
 func (c *Config) DisableCapabilities(names []string) error {
@@ -106,8 +107,10 @@ func (c *Config) DisableCapabilities(names []string) error {
 			c.DisableVolumeAccessibility = true
 		case CapSnapshotAccessibility:
 			c.DisableSnapshotAccessibility = true
+		case CapModifyVolume:
+			c.DisableModifyVolume = true
 		default:
-			return fmt.Errorf("unknown capability %q (known: %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility)
+			return fmt.Errorf("unknown capability %q (known: %s, %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapModifyVolume)
 		}
 	}
 	return nil

@@ -49,6 +49,9 @@ type Config struct {
 	DisableControllerService     bool
 	DisableVolumeAccessibility   bool
 	DisableSnapshotAccessibility bool
+	// DisableModifyVolume switches off the MODIFY_VOLUME controller
+	// capability (modify.go).
+	DisableModifyVolume bool
 	// Mount says whether node operations bind-mount: "auto" probes.
 	Mount string
 	// BlockDevices says how a block volume appears on the node: "loop"
