@@ -164,6 +164,9 @@ func CSIDriver(name string) *storagev1.CSIDriver {
 			AttachRequired:       ptr.To(true),
 			PodInfoOnMount:       ptr.To(false),
 			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent},
+			// The provisioners publish CSIStorageCapacity objects
+			// (cluster: --enable-capacity); the scheduler reads them.
+			StorageCapacity: ptr.To(true),
 		},
 	}
 }
