@@ -131,6 +131,18 @@ var mutants = []mutant{
 		catchers: []string{"3", "10", "13"},
 	},
 	{
+		name: "capacity-everywhere",
+		breaks: "driver: GetCapacity reports the same room, 1 PiB and no maximum_volume_size, for every zone, " +
+			"including the zones of 50Gi, so the CSIStorageCapacity objects no longer say where a volume fits (fault rule)",
+		run: &gateOnRun,
+		faults: `rules:
+- name: capacity-everywhere
+  match: {rpc: GetCapacity}
+  action: {mutate: {clear: [maximum_volume_size], set: {available_capacity: 1125899906842624}}}
+`,
+		catchers: []string{"22a"},
+	},
+	{
 		name:     "csinode-without-allocatable",
 		breaks:   "driver: NodeGetInfo reports no max_volumes_per_node, so CSINode has no allocatable.count (cluster file maxVolumesPerNode: 0)",
 		run:      &cluster2Run,

@@ -266,7 +266,10 @@ func (u *up) sidecarsOn(prefix, socket string, election []string) []component {
 // cluster. A 10 s poll instead of a minute keeps the objects close to the
 // driver while a spec runs; the provisioner also refreshes a zone's
 // objects after each volume it creates or deletes there.
-var capacityArgs = []string{"--enable-capacity", "--capacity-ownerref-level=-1", "--capacity-poll-interval=10s"}
+// Specs create classes one after another: 20 writes a second (upstream's
+// default is 1) publish a new class's objects before its first pod.
+var capacityArgs = []string{"--enable-capacity", "--capacity-ownerref-level=-1", "--capacity-poll-interval=10s",
+	"--kube-api-capacity-qps=20", "--kube-api-capacity-burst=50"}
 
 // capacityEnv is where the provisioners publish the objects: Namespace
 // with --rbac, where deploy/rbac lets them write; "default" without,
