@@ -46,29 +46,30 @@ type capacityTracking struct {
 // Nodes of the driver (pkg/capacity/topology), objects in namespace owned
 // by ownerRef (nil: none), written through client.
 func newCapacityTracking(cfg Config, client kubernetes.Interface, namespace string, ownerRef *metav1.OwnerReference, d *driver, k *caches) *capacityTracking {
-	retry := func(name string) workqueue.TypedRateLimitingQueueConfig[string] {
-		return workqueue.TypedRateLimitingQueueConfig[string]{Name: name}
-	}
 	segments := topology.NewNodeTopology(d.name, client, k.kube.Core().V1().Nodes(), k.kube.Storage().V1().CSINodes(),
-		workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryIntervalStart, cfg.RetryIntervalMax), retry("csitopology")))
+		retryQueue[string](cfg, "csitopology"))
 	objects := informers.NewSharedInformerFactoryWithOptions(client, ctrl.ResyncPeriodOfCsiNodeInformer,
 		informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.LabelSelector = labels.Set{capacity.DriverNameLabel: d.name, capacity.ManagedByLabel: managedBy}.String()
 		}))
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[capacity.QueueKey](cfg.RetryIntervalStart, cfg.RetryIntervalMax),
-		workqueue.TypedRateLimitingQueueConfig[capacity.QueueKey]{Name: "csistoragecapacity"})
 	// The v1 API only: it is served since Kubernetes 1.24 and v1beta1 no
 	// more since 1.27, older than any cluster zonepath supports, so the
 	// probe upstream makes for v1beta1 (creating an invalid object) is
 	// left out.
 	c := capacity.NewCentralCapacityController(csi.NewControllerClient(d.conn), d.name,
-		capacity.NewV1ClientFactory(client), queue, ownerRef, managedBy, namespace, segments,
+		capacity.NewV1ClientFactory(client), retryQueue[capacity.QueueKey](cfg, "csistoragecapacity"), ownerRef, managedBy, namespace, segments,
 		k.kube.Storage().V1().StorageClasses(), objects.Storage().V1().CSIStorageCapacities(),
 		cfg.CapacityPollInterval, cfg.CapacityForImmediateBinding, cfg.Timeout)
 	return &capacityTracking{controller: c, topology: segments, objects: objects}
+}
+
+// retryQueue is a named work queue that retries with the provisioner's
+// --retry-interval-start and --retry-interval-max, as upstream's are.
+func retryQueue[T comparable](cfg Config, name string) workqueue.TypedRateLimitingInterface[T] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[T](cfg.RetryIntervalStart, cfg.RetryIntervalMax),
+		workqueue.TypedRateLimitingQueueConfig[T]{Name: name})
 }
 
 // capacityOf is capacity tracking with --enable-capacity, else nil. It
