@@ -93,7 +93,16 @@ type File struct {
 	// only from the node plugins' registration, as kubelet's do. Default
 	// true.
 	WellKnownNodeLabels *bool `json:"wellKnownNodeLabels,omitempty"`
+	// StorageCapacity false installs the CSIDrivers without
+	// storageCapacity: true, so that the scheduler ignores the
+	// CSIStorageCapacity objects the provisioners still publish, as in a
+	// cluster that never turned capacity tracking on. Default true.
+	StorageCapacity *bool `json:"storageCapacity,omitempty"`
 }
+
+// SchedulesByCapacity says whether the CSIDrivers ask the scheduler to
+// read CSIStorageCapacity objects (File.StorageCapacity).
+func (f File) SchedulesByCapacity() bool { return f.StorageCapacity == nil || *f.StorageCapacity }
 
 // DriverSettings are the cluster file's driver section.
 type DriverSettings struct {

@@ -215,3 +215,28 @@ func TestLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedulesByCapacity: CSIDrivers ask the scheduler to read
+// CSIStorageCapacity unless the file says storageCapacity: false.
+func TestSchedulesByCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want bool
+	}{
+		{file: "zones: 2\n", want: true},
+		{file: "zones: 2\nstorageCapacity: true\n", want: true},
+		{file: "zones: 2\nstorageCapacity: false\n", want: false},
+	} {
+		path := filepath.Join(t.TempDir(), "cluster.yaml")
+		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.SchedulesByCapacity(); got != tc.want {
+			t.Errorf("%q: SchedulesByCapacity() = %v, want %v", tc.file, got, tc.want)
+		}
+	}
+}
