@@ -103,7 +103,8 @@ const (
 	CapGroupController       = "GROUP_CONTROLLER_SERVICE"
 )
 
-// DisableCapabilities switches off the named plugin capabilities, so that
+// DisableCapabilities switches off the named plugin or controller
+// capabilities, so that
 // the driver plays one that lacks them. Blank names are ignored; an
 // unknown name is an error naming it.
 func (c *Config) DisableCapabilities(names []string) error {
@@ -116,10 +117,12 @@ func (c *Config) DisableCapabilities(names []string) error {
 			c.DisableVolumeAccessibility = true
 		case CapSnapshotAccessibility:
 			c.DisableSnapshotAccessibility = true
+		case CapModifyVolume:
+			c.DisableModifyVolume = true
 		case CapGroupController:
 			c.DisableGroupController = true
 		default:
-			return fmt.Errorf("unknown capability %q (known: %s, %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapGroupController)
+			return fmt.Errorf("unknown capability %q (known: %s, %s, %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapModifyVolume, CapGroupController)
 		}
 	}
 	return nil

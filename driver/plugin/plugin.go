@@ -49,7 +49,12 @@ type Config struct {
 	DisableControllerService     bool
 	DisableVolumeAccessibility   bool
 	DisableSnapshotAccessibility bool
-	DisableGroupController       bool
+	// DisableModifyVolume switches off the MODIFY_VOLUME controller
+	// capability (modify.go).
+	DisableModifyVolume bool
+	// DisableGroupController switches off GROUP_CONTROLLER_SERVICE
+	// (groupsnapshots.go).
+	DisableGroupController bool
 	// Mount says whether node operations bind-mount: "auto" probes.
 	Mount string
 	// BlockDevices says how a block volume appears on the node: "loop"

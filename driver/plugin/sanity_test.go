@@ -48,6 +48,9 @@ func TestSanity(t *testing.T) {
 	cfg.StagingPath = filepath.Join(t.TempDir(), "staging")
 	cfg.TestNodeVolumeAttachLimit = true
 	cfg.IdempotentCount = 3
+	// What -csi.testvolumemutableparameters passes: without it upstream's
+	// ModifyVolume tests send empty mutable_parameters and change nothing.
+	cfg.TestVolumeMutableParametersFile = "../../sanity/testdata/mutable-parameters.yaml"
 	sanity.GinkgoTest(&cfg)
 	RegisterFailHandler(Fail)
 	suite, reporter := GinkgoConfiguration()
