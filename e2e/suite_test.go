@@ -96,4 +96,5 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	defineStorageCapacity(e)
 	defineLifecycle(e)
 	defineData(e)
+	defineGroupSnapshot(e)
 }

@@ -47,6 +47,7 @@ const (
 	testUnconstrained = "restores a snapshot cut without requirements where its accessible_topology says"
 	testAttachLimit   = "honours max_volumes_per_node"
 	testKeys          = "uses only NodeGetInfo's topology keys in snapshot topology"
+	testGroup         = "returns each group snapshot member with the group's ID and one accessible_topology"
 )
 
 const (
@@ -110,11 +111,12 @@ var proofs = []struct {
 - name: snapshot-everywhere
   match: {rpc: CreateSnapshot, name: "zp-requisite*"}
   action: {mutate: {clear: [snapshot.accessible_topology]}}`},
-	{name: "GetSnapshot drops accessible_topology", fails: testConsistent, rules: `
+	{name: "GetSnapshot drops accessible_topology", fails: testConsistent, alsoFails: testGroup, rules: `
 - name: get-drops-topology
   match: {rpc: GetSnapshot}
   action: {mutate: {clear: [snapshot.accessible_topology]}}`},
-	{name: "no GET_SNAPSHOT, and ListSnapshots drops accessible_topology", fails: testConsistent, intercept: fixed(listWithoutTopology)},
+	{name: "no GET_SNAPSHOT, and ListSnapshots drops accessible_topology", fails: testConsistent, alsoFails: testGroup, intercept: fixed(listWithoutTopology)},
+	{name: "group members without the group's ID", fails: testGroup, intercept: fixed(groupWithoutIDs)},
 	{name: "wrong code instead of RESOURCE_EXHAUSTED", fails: testExhausted, rules: `
 - name: exhausted-as-unavailable
   match: {rpc: CreateSnapshot, segment: {topology.kubernetes.io/zone: zone-c}, nth: 3, count: 1}
@@ -329,6 +331,7 @@ func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin
 	srv := grpc.NewServer(grpc.UnaryInterceptor(intercept))
 	csi.RegisterIdentityServer(srv, d.Plugin)
 	csi.RegisterControllerServer(srv, d.Plugin)
+	csi.RegisterGroupControllerServer(srv, d.Plugin)
 	csi.RegisterNodeServer(srv, d.Plugin)
 	return drivertest.Serve(t, srv)
 }
@@ -350,6 +353,20 @@ func ignoreUnknownRequisite(ctx context.Context, req any, _ *grpc.UnaryServerInf
 		req = r
 	}
 	return handler(ctx, req)
+}
+
+// groupWithoutIDs plays a driver whose CreateVolumeGroupSnapshot members
+// lack group_snapshot_id, which csi.proto requires to be the group's.
+func groupWithoutIDs(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if r, ok := resp.(*csi.CreateVolumeGroupSnapshotResponse); ok {
+		r = proto.Clone(r).(*csi.CreateVolumeGroupSnapshotResponse)
+		for _, m := range r.GetGroupSnapshot().GetSnapshots() {
+			m.GroupSnapshotId = ""
+		}
+		resp = r
+	}
+	return resp, err
 }
 
 // listWithoutTopology plays a driver without GET_SNAPSHOT whose
@@ -398,7 +415,7 @@ type result struct {
 func (r result) failedMatching() []string {
 	var out []string
 	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testPreferred, testConsistent, testExhausted, testIdempotent,
-		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys} {
+		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys, testGroup} {
 		for _, f := range r.failures {
 			if strings.Contains(f, name) {
 				out = append(out, name)

@@ -8,6 +8,8 @@ import (
 
 	clientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	informers "github.com/kubernetes-csi/external-snapshotter/client/v8/informers/externalversions"
+	groupinformers "github.com/kubernetes-csi/external-snapshotter/client/v8/informers/externalversions/volumegroupsnapshot/v1"
+	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/group_snapshotter"
 	sidecar "github.com/kubernetes-csi/external-snapshotter/v8/pkg/sidecar-controller"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +32,12 @@ type Options struct {
 	RetryIntervalStart     time.Duration
 	RetryIntervalMax       time.Duration
 	ResyncPeriod           time.Duration
+	// GroupSnapshots runs upstream's group snapshot support (set by Run
+	// from upstream's gate CSIVolumeGroupSnapshot and the plugin's
+	// GROUP_CONTROLLER_SERVICE), with these name settings.
+	GroupSnapshots              bool
+	GroupSnapshotNamePrefix     string
+	GroupSnapshotNameUUIDLength int
 }
 
 // Validate reports settings upstream would accept and then misbehave on.
@@ -39,6 +47,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("driver name is empty")
 	case o.SnapshotNamePrefix == "":
 		return fmt.Errorf("--snapshot-name-prefix must not be empty")
+	case o.GroupSnapshots && o.GroupSnapshotNamePrefix == "":
+		return fmt.Errorf("--groupsnapshot-name-prefix must not be empty")
 	case o.SnapshotNameUUIDLength == 0 || o.SnapshotNameUUIDLength < -1 || o.SnapshotNameUUIDLength > 32:
 		// 32: a UID has 32 hex digits once its dashes are removed.
 		return fmt.Errorf("--snapshot-name-uuid-length must be -1 or 1..32, not %d", o.SnapshotNameUUIDLength)
@@ -57,13 +67,16 @@ type Controller struct {
 	run     func(workers int, stop <-chan struct{})
 	workers int
 	unpin   *unpinner // nil: KEP-5943 off, nothing pinned
+	members *members  // nil: group snapshots or KEP-5943 off
 	events  record.EventBroadcaster
 }
 
 // NewController wires upstream's sidecar controller to snap. Extra create
 // metadata is always on, so that snap learns the content's name; snap
 // hides it from the driver unless asked (package doc). Group snapshots
-// are off. It gives snap the event recorder for its Warning events on
+// run when o.GroupSnapshots says so, through upstream's GroupSnapshotter,
+// and with KEP-5943 on their members' contents get nodeAffinity
+// (members.go). It gives snap the event recorder for its Warning events on
 // VolumeSnapshots and, when KEP-5943 applies (the gate and the plugin
 // capability, at start), runs the unpinner on upstream's content informer.
 func NewController(kube kubernetes.Interface, snapClient clientset.Interface, snap *Snapshotter, o Options) (*Controller, error) {
@@ -80,18 +93,32 @@ func NewController(kube kubernetes.Interface, snapClient clientset.Interface, sn
 		if c.unpin, err = newUnpinner(snap.client, contents.Informer(), contents.Lister(), o, snap.finals.forget); err != nil {
 			return nil, err
 		}
+		if o.GroupSnapshots {
+			if c.members, err = newMembers(snap, contents.Informer(), contents.Lister(), o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var groups group_snapshotter.GroupSnapshotter
+	var groupContents groupinformers.VolumeGroupSnapshotContentInformer
+	var groupClasses groupinformers.VolumeGroupSnapshotClassInformer
+	if o.GroupSnapshots {
+		groups = group_snapshotter.NewGroupSnapshotter(snap.conn)
+		groupContents = factory.Groupsnapshot().V1().VolumeGroupSnapshotContents()
+		groupClasses = factory.Groupsnapshot().V1().VolumeGroupSnapshotClasses()
 	}
 	ctrl := sidecar.NewCSISnapshotSideCarController(
 		snapClient, kube, o.DriverName,
 		factory.Snapshot().V1().VolumeSnapshotContents(),
 		factory.Snapshot().V1().VolumeSnapshotClasses(),
-		snap, nil,
+		snap, groups,
 		o.Timeout, o.ResyncPeriod,
 		o.SnapshotNamePrefix, o.SnapshotNameUUIDLength,
-		"", -1, // group snapshot name settings, unused
+		o.GroupSnapshotNamePrefix, o.GroupSnapshotNameUUIDLength,
 		true, // extra create metadata: see above
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](o.RetryIntervalStart, o.RetryIntervalMax),
-		false, nil, nil, nil, // group snapshots off
+		o.GroupSnapshots, groupContents, groupClasses,
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](o.RetryIntervalStart, o.RetryIntervalMax),
 	)
 	c.run = func(workers int, stop <-chan struct{}) {
 		// Upstream adds its workers to wg when its gate
@@ -115,6 +142,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	if c.unpin != nil {
 		wg.Go(func() { c.unpin.run(ctx) })
+	}
+	if c.members != nil {
+		wg.Go(func() { c.members.run(ctx) })
 	}
 	c.run(c.workers, ctx.Done())
 	wg.Wait()

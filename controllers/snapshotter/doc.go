@@ -152,7 +152,27 @@
 // nodeAffinity from ListSnapshots' accessible_topology: upstream's
 // GetSnapshotStatus carries only a snapshot handle, which would need a
 // content informer indexed by handle; an admin sets nodeAffinity on such
-// contents. Group snapshots are off.
+// contents.
+//
+// # Group snapshots
+//
+// Upstream's group snapshot support runs as in csi-snapshotter, under its
+// gate CSIVolumeGroupSnapshot (GA, on by default; --groupsnapshot-name-*
+// flags), and only when the plugin has GROUP_CONTROLLER_SERVICE. In v8.7.0
+// the sidecar calls CreateVolumeGroupSnapshot and writes the
+// VolumeGroupSnapshotContent's status; the snapshot-controller creates the
+// members' VolumeSnapshotContents afterwards (annotation
+// groupsnapshot.storage.k8s.io/volumeGroupSnapshotHandle, snapshot handle
+// in status), so no Snapshotter call sees a member's content together with
+// its accessible_topology. With KEP-5943 on, members.go watches those
+// contents on upstream's content informer and records each member's
+// accessible_topology, read with ListSnapshots(snapshot_id), exactly as
+// CreateSnapshot records a single snapshot's. The content is ready before
+// that write lands (the snapshot-controller copies readiness from the
+// group), so for a moment a member restores without the constraint; the
+// scheduler plugin and provisioner read nodeAffinity when a claim is
+// provisioned, so a claim made in that window is not constrained. See
+// controllers/README.md, "Group snapshots and topology".
 //
 // # What it must not do
 //

@@ -17,6 +17,12 @@ type Capabilities struct {
 	// Accessibility: plugin capability SNAPSHOT_ACCESSIBILITY_CONSTRAINTS;
 	// without it CSI forbids accessibility_requirements.
 	Accessibility bool
+	// Groups: plugin capability GROUP_CONTROLLER_SERVICE, without which
+	// upstream's group snapshot support has nobody to call.
+	Groups bool
+	// GetSnapshot: controller capability GET_SNAPSHOT, how a group
+	// member's accessible_topology is read (members.go).
+	GetSnapshot bool
 }
 
 // Probe asks the plugin for both capabilities.
@@ -32,5 +38,7 @@ func Probe(ctx context.Context, conn *grpc.ClientConn) (Capabilities, error) {
 	return Capabilities{
 		CreateDelete:  controller[csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT],
 		Accessibility: plugin[csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS],
+		Groups:        plugin[csi.PluginCapability_Service_GROUP_CONTROLLER_SERVICE],
+		GetSnapshot:   controller[csi.ControllerServiceCapability_RPC_GET_SNAPSHOT],
 	}, nil
 }

@@ -6,7 +6,9 @@ import (
 
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	snapshotscheme "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/scheme"
+	upstreamfeatures "github.com/kubernetes-csi/external-snapshotter/v8/pkg/features"
 	"google.golang.org/grpc"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 
@@ -46,12 +48,17 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	sidecar.ServeCSIMetrics(mm, cfg.Options.DriverName)
+	// As csi-snapshotter: group snapshots under upstream's gate
+	// CSIVolumeGroupSnapshot (GA, on by default), here only when the
+	// plugin serves them, so a driver without them needs no group RBAC.
+	cfg.Options.GroupSnapshots = caps.Groups && utilfeature.DefaultFeatureGate.Enabled(upstreamfeatures.VolumeGroupSnapshot)
 	ctrl, err := newFromConfig(sidecar.Clients, conn, cfg, caps)
 	if err != nil {
 		return err
 	}
 	logger.Info("Starting the snapshotter sidecar", "driver", cfg.Options.DriverName,
-		"VolumeSnapshotTopology", features.Enabled(), "snapshotAccessibilityConstraints", caps.Accessibility)
+		"VolumeSnapshotTopology", features.Enabled(), "snapshotAccessibilityConstraints", caps.Accessibility,
+		"groupSnapshots", cfg.Options.GroupSnapshots)
 	sidecar.Lock = leaderLockPrefix + "-" + cfg.Options.DriverName
 	return sidecar.Run(ctx, ctrl.Run)
 }
@@ -83,7 +90,7 @@ func newFromConfig(c *bootstrap.Clients, conn *grpc.ClientConn, cfg Config, caps
 	}
 	snap := NewSnapshotter(SnapshotterOptions{
 		Conn: conn, DriverName: cfg.Options.DriverName, Client: c.Dynamic,
-		Accessibility: caps.Accessibility, ExtraCreateMetadata: cfg.ExtraCreateMetadata,
+		Accessibility: caps.Accessibility, GetSnapshot: caps.GetSnapshot, ExtraCreateMetadata: cfg.ExtraCreateMetadata,
 	})
 	return NewController(c.Kube, c.Snapshots, snap, cfg.Options)
 }

@@ -34,10 +34,13 @@ var metadataKeys = []string{
 type Snapshotter struct {
 	upstream.Snapshotter
 	controller csi.ControllerClient
+	conn       *grpc.ClientConn // for upstream's GroupSnapshotter
 	driver     string
 	client     dynamic.Interface
 	// accessibility: the plugin has SNAPSHOT_ACCESSIBILITY_CONSTRAINTS.
 	accessibility bool
+	// getSnapshot: the plugin has GET_SNAPSHOT (members.go's lookUp).
+	getSnapshot bool
 	// keepMetadata: --extra-create-metadata, pass the keys to the driver.
 	keepMetadata bool
 	// recorder emits Warning events on VolumeSnapshots; NewController
@@ -54,8 +57,9 @@ type SnapshotterOptions struct {
 	DriverName string
 	// Client reads contents and classes and patches nodeAffinity.
 	Client dynamic.Interface
-	// Accessibility is the result of Probe.
+	// Accessibility and GetSnapshot are the results of Probe.
 	Accessibility bool
+	GetSnapshot   bool
 	// ExtraCreateMetadata is the user's --extra-create-metadata.
 	ExtraCreateMetadata bool
 }
@@ -65,9 +69,11 @@ func NewSnapshotter(o SnapshotterOptions) *Snapshotter {
 	return &Snapshotter{
 		Snapshotter:   upstream.NewSnapshotter(o.Conn),
 		controller:    csi.NewControllerClient(o.Conn),
+		conn:          o.Conn,
 		driver:        o.DriverName,
 		client:        o.Client,
 		accessibility: o.Accessibility,
+		getSnapshot:   o.GetSnapshot,
 		keepMetadata:  o.ExtraCreateMetadata,
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
@@ -30,31 +29,18 @@ import (
 // The removal is guarded by the resourceVersion of the content it judged,
 // so a content that changed in between is judged again from the cache.
 type unpinner struct {
+	*contentWork
 	client  dynamic.Interface
 	lister  listers.VolumeSnapshotContentLister
-	synced  cache.InformerSynced
-	queue   workqueue.TypedRateLimitingInterface[string]
 	timeout time.Duration
 }
 
 // newUnpinner watches informer; forget drops what the Snapshotter
 // remembers of a deleted content.
 func newUnpinner(client dynamic.Interface, informer cache.SharedIndexInformer, lister listers.VolumeSnapshotContentLister, o Options, forget func(content string)) (*unpinner, error) {
-	u := &unpinner{
-		client: client, lister: lister, synced: informer.HasSynced, timeout: o.Timeout,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](o.RetryIntervalStart, o.RetryIntervalMax),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "unpin"}),
-	}
-	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    u.enqueue,
-		UpdateFunc: func(_, obj any) { u.enqueue(obj) },
-		DeleteFunc: func(obj any) {
-			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				forget(key)
-			}
-		},
-	})
+	u := &unpinner{client: client, lister: lister, timeout: o.Timeout}
+	var err error
+	u.contentWork, err = newContentWork("unpin", informer, o, done, u.unpin, forget)
 	return u, err
 }
 
@@ -66,40 +52,6 @@ func done(content *crdv1.VolumeSnapshotContent) bool {
 
 func contentIsReady(c *crdv1.VolumeSnapshotContent) bool {
 	return c.Status != nil && c.Status.ReadyToUse != nil && *c.Status.ReadyToUse
-}
-
-func (u *unpinner) enqueue(obj any) {
-	if content, ok := obj.(*crdv1.VolumeSnapshotContent); ok && done(content) {
-		u.queue.Add(content.Name)
-	}
-}
-
-// run removes pins until ctx ends.
-func (u *unpinner) run(ctx context.Context) {
-	defer u.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), u.synced) {
-		return
-	}
-	go func() {
-		for u.next(ctx) {
-		}
-	}()
-	<-ctx.Done()
-}
-
-func (u *unpinner) next(ctx context.Context) bool {
-	name, quit := u.queue.Get()
-	if quit {
-		return false
-	}
-	defer u.queue.Done(name)
-	if err := u.unpin(ctx, name); err != nil {
-		klog.FromContext(ctx).V(2).Info("Removing the pinned topology failed; retrying", "content", name, "err", err)
-		u.queue.AddRateLimited(name)
-		return true
-	}
-	u.queue.Forget(name)
-	return true
 }
 
 // unpin removes the pin of the cached content name if it is done. A

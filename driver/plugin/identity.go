@@ -59,6 +59,9 @@ func (p *Plugin) GetPluginCapabilities(context.Context, *csi.GetPluginCapabiliti
 	if p.snapshotTopology() {
 		services = append(services, csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)
 	}
+	if p.groupController() {
+		services = append(services, csi.PluginCapability_Service_GROUP_CONTROLLER_SERVICE)
+	}
 	return &csi.GetPluginCapabilitiesResponse{Capabilities: wrapAll(services, func(t csi.PluginCapability_Service_Type) *csi.PluginCapability {
 		return &csi.PluginCapability{Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: t}}}
 	})}, nil
@@ -86,11 +89,18 @@ func (p *Plugin) snapshotTopology() bool {
 	return p.controllerService() && !p.cfg.DisableSnapshotAccessibility
 }
 
+// groupController: group snapshots are cut by the controller, so the
+// service is off without it.
+func (p *Plugin) groupController() bool {
+	return p.controllerService() && !p.cfg.DisableGroupController
+}
+
 // Capabilities that DisableCapabilities can switch off.
 const (
 	CapControllerService     = "CONTROLLER_SERVICE"
 	CapVolumeAccessibility   = "VOLUME_ACCESSIBILITY_CONSTRAINTS"
 	CapSnapshotAccessibility = "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
+	CapGroupController       = "GROUP_CONTROLLER_SERVICE"
 )
 
 // DisableCapabilities switches off the named plugin or controller
@@ -109,8 +119,10 @@ func (c *Config) DisableCapabilities(names []string) error {
 			c.DisableSnapshotAccessibility = true
 		case CapModifyVolume:
 			c.DisableModifyVolume = true
+		case CapGroupController:
+			c.DisableGroupController = true
 		default:
-			return fmt.Errorf("unknown capability %q (known: %s, %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapModifyVolume)
+			return fmt.Errorf("unknown capability %q (known: %s, %s, %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapModifyVolume, CapGroupController)
 		}
 	}
 	return nil

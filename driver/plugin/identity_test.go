@@ -44,6 +44,7 @@ func TestDisableCapabilities(t *testing.T) {
 		{names: []string{" SNAPSHOT_ACCESSIBILITY_CONSTRAINTS "}, want: Config{DisableSnapshotAccessibility: true}},
 		{names: []string{CapControllerService, CapVolumeAccessibility}, want: Config{DisableControllerService: true, DisableVolumeAccessibility: true}},
 		{names: []string{CapModifyVolume}, want: Config{DisableModifyVolume: true}},
+		{names: []string{CapGroupController}, want: Config{DisableGroupController: true}},
 		{names: []string{"SNAPSHOT"}, wantErr: `unknown capability "SNAPSHOT"`},
 	}
 	for _, tc := range tests {
@@ -58,7 +59,8 @@ func TestDisableCapabilities(t *testing.T) {
 		if err != nil || got.DisableControllerService != tc.want.DisableControllerService ||
 			got.DisableVolumeAccessibility != tc.want.DisableVolumeAccessibility ||
 			got.DisableSnapshotAccessibility != tc.want.DisableSnapshotAccessibility ||
-			got.DisableModifyVolume != tc.want.DisableModifyVolume {
+			got.DisableModifyVolume != tc.want.DisableModifyVolume ||
+			got.DisableGroupController != tc.want.DisableGroupController {
 			t.Errorf("DisableCapabilities(%q) = %+v, %v; want %+v", tc.names, got, err, tc.want)
 		}
 	}

@@ -44,7 +44,7 @@ type Config struct {
 
 	ServeController bool
 	ServeNode       bool
-	// The three capabilities a test can switch off, so the driver plays
+	// The capabilities a test can switch off, so the driver plays
 	// one that lacks them.
 	DisableControllerService     bool
 	DisableVolumeAccessibility   bool
@@ -52,6 +52,9 @@ type Config struct {
 	// DisableModifyVolume switches off the MODIFY_VOLUME controller
 	// capability (modify.go).
 	DisableModifyVolume bool
+	// DisableGroupController switches off GROUP_CONTROLLER_SERVICE
+	// (groupsnapshots.go).
+	DisableGroupController bool
 	// Mount says whether node operations bind-mount: "auto" probes.
 	Mount string
 	// BlockDevices says how a block volume appears on the node: "loop"
@@ -78,6 +81,7 @@ type Plugin struct {
 	csi.UnimplementedIdentityServer
 	csi.UnimplementedControllerServer
 	csi.UnimplementedNodeServer
+	csi.UnimplementedGroupControllerServer
 
 	cfg     Config
 	topo    *world.Topology
@@ -204,6 +208,9 @@ func (p *Plugin) GRPCServer() *grpc.Server {
 	csi.RegisterIdentityServer(srv, p)
 	if p.cfg.ServeController {
 		csi.RegisterControllerServer(srv, p)
+	}
+	if p.groupController() {
+		csi.RegisterGroupControllerServer(srv, p)
 	}
 	if p.cfg.ServeNode {
 		csi.RegisterNodeServer(srv, p)

@@ -312,7 +312,7 @@ func (p *Plugin) snapshotTopologySegments(s *state.Snapshot) []*csi.Topology {
 func (p *Plugin) csiSnapshot(s *state.Snapshot) *csi.Snapshot {
 	out := &csi.Snapshot{
 		SnapshotId: s.ID, SourceVolumeId: s.SourceVolume, SizeBytes: s.SizeBytes,
-		CreationTime: timestamppb.New(s.Created), ReadyToUse: true,
+		CreationTime: timestamppb.New(s.Created), ReadyToUse: true, GroupSnapshotId: s.Group,
 	}
 	if p.snapshotTopology() {
 		out.AccessibleTopology = p.snapshotTopologySegments(s)
@@ -321,14 +321,21 @@ func (p *Plugin) csiSnapshot(s *state.Snapshot) *csi.Snapshot {
 }
 
 // DeleteSnapshot implements csi.ControllerServer; an unknown snapshot is
-// already deleted (spec: DeleteSnapshot is idempotent).
+// already deleted (spec: DeleteSnapshot is idempotent). A member of a
+// group snapshot goes only with its group: the spec lets the SP refuse it
+// (DeleteSnapshot Errors, "Snapshot is part of a group", INVALID_ARGUMENT).
 func (p *Plugin) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
 	id := req.GetSnapshotId()
 	if err := checkID("snapshot_id", id); err != nil {
 		return nil, err
 	}
 	err := p.store.Update(func(tx *state.Tx) error {
-		if tx.Snapshot(id) != nil {
+		s := tx.Snapshot(id)
+		switch {
+		case s == nil:
+		case s.Group != "":
+			return status.Errorf(codes.InvalidArgument, "snapshot %s is a member of group snapshot %s: delete the group (DeleteVolumeGroupSnapshot)", id, s.Group)
+		default:
 			tx.DeleteSnapshot(id)
 		}
 		return nil

@@ -56,7 +56,7 @@ type finder interface {
 
 // ignoreVisibility compares records without their visibility bookkeeping,
 // which differs between a fresh write and a record loaded from disk.
-var ignoreVisibility = cmpopts.IgnoreUnexported(Volume{}, Snapshot{}, Publication{}, Mount{})
+var ignoreVisibility = cmpopts.IgnoreUnexported(Volume{}, Snapshot{}, Publication{}, Mount{}, Group{})
 
 func volumeIDs(vs []*Volume) []string { return ids(vs, func(v *Volume) string { return v.ID }) }
 

@@ -146,8 +146,23 @@ func named[T any](r *T, name string, nameOf func(*T) string) *T {
 	return r
 }
 
+// Group returns a durable group snapshot, or nil.
+func (s *Store) Group(id string) *Group {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.groups.visible(id, s.durable)
+}
+
+// GroupByName returns a durable group snapshot by name, or nil.
+func (s *Store) GroupByName(name string) *Group {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return named(s.groups.visible(s.groupNames[name], s.durable), name, groupName)
+}
+
 func volumeName(v *Volume) string     { return v.Name }
 func snapshotName(s *Snapshot) string { return s.Name }
+func groupName(g *Group) string       { return g.Name }
 
 // View runs fn against the writer's view under the read lock: for checks
 // that must see writes still being committed. fn gets a Reader, which

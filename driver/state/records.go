@@ -38,7 +38,23 @@ type Snapshot struct {
 	// its copies are; it has no accessible_topology.
 	Global     bool              `json:"global,omitempty"`
 	Parameters map[string]string `json:"parameters,omitempty"`
-	Created    time.Time         `json:"created"`
+	// Group is the ID of the group snapshot this one is a member of. A
+	// member has no name of its own: it is found through its group.
+	Group   string    `json:"group,omitempty"`
+	Created time.Time `json:"created"`
+
+	vis visibility
+}
+
+// Group is a volume group snapshot: one member Snapshot per source
+// volume, each recorded under its own ID with Group set to this ID.
+type Group struct {
+	ID            string            `json:"id"`
+	Name          string            `json:"name"`
+	SourceVolumes []string          `json:"sourceVolumes"`
+	Snapshots     []string          `json:"snapshots"`
+	Parameters    map[string]string `json:"parameters,omitempty"`
+	Created       time.Time         `json:"created"`
 
 	vis visibility
 }

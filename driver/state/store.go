@@ -36,9 +36,11 @@ type Store struct {
 	snapshots    *table[Snapshot]
 	publications *table[Publication]
 	mounts       *table[Mount]
+	groups       *table[Group]
 
 	volumeNames   map[string]string
 	snapshotNames map[string]string
+	groupNames    map[string]string
 	bySource      map[string]map[string]bool // volume ID -> snapshot IDs
 	pubsByVolume  map[string]map[string]*Publication
 	pubsPerNode   map[string]int
@@ -150,6 +152,7 @@ func newStore() *Store {
 		done:          make(chan struct{}),
 		volumeNames:   map[string]string{},
 		snapshotNames: map[string]string{},
+		groupNames:    map[string]string{},
 		bySource:      map[string]map[string]bool{},
 		pubsByVolume:  map[string]map[string]*Publication{},
 		pubsPerNode:   map[string]int{},
@@ -160,7 +163,9 @@ func newStore() *Store {
 	s.snapshots = newTable("snapshots", func(v *Snapshot) string { return v.ID }, func(v *Snapshot) *visibility { return &v.vis })
 	s.publications = newTable("publications", pubKey, func(v *Publication) *visibility { return &v.vis })
 	s.mounts = newTable("mounts", mountKey, func(v *Mount) *visibility { return &v.vis })
+	s.groups = newTable("groups", func(g *Group) string { return g.ID }, func(g *Group) *visibility { return &g.vis })
 	s.indexVolumes()
+	s.indexGroups()
 	s.indexSnapshots()
 	s.indexPublications()
 	return s
@@ -194,7 +199,9 @@ func (s *Store) indexVolumes() {
 
 func (s *Store) indexSnapshots() {
 	s.snapshots.onPut = func(v *Snapshot) {
-		s.snapshotNames[v.Name] = v.ID
+		if v.Name != "" { // group members have none
+			s.snapshotNames[v.Name] = v.ID
+		}
 		if s.bySource[v.SourceVolume] == nil {
 			s.bySource[v.SourceVolume] = map[string]bool{}
 		}
@@ -218,6 +225,16 @@ func (s *Store) indexSnapshots() {
 			if len(s.bySource[v.SourceVolume]) == 0 {
 				delete(s.bySource, v.SourceVolume)
 			}
+		}
+	}
+}
+
+func (s *Store) indexGroups() {
+	s.groups.onPut = func(g *Group) { s.groupNames[g.Name] = g.ID }
+	s.groups.onReap = func(g *Group) {
+		cur := s.groups.rows[g.ID]
+		if s.groupNames[g.Name] == g.ID && (cur == nil || cur.Name != g.Name) {
+			delete(s.groupNames, g.Name)
 		}
 	}
 }
@@ -251,6 +268,9 @@ func (s *Store) load() error {
 			return err
 		}
 		if err := loadTable(tx, s.publications); err != nil {
+			return err
+		}
+		if err := loadTable(tx, s.groups); err != nil {
 			return err
 		}
 		return loadTable(tx, s.mounts)
@@ -317,6 +337,7 @@ func (s *Store) commitPending() {
 		s.snapshots.reap(s.durable)
 		s.publications.reap(s.durable)
 		s.mounts.reap(s.durable)
+		s.groups.reap(s.durable)
 	}
 	s.committed.Broadcast()
 }

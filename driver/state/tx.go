@@ -19,6 +19,10 @@ type Reader struct {
 type Tx struct {
 	Reader
 	writes []staged
+	// staged counts, per zone, the copies of snapshots this Tx creates,
+	// so that Usage sees them before they are applied: a group snapshot
+	// places all its members in one Tx, each against the zone's quota.
+	staged map[string]int64
 }
 
 type staged struct {
@@ -62,6 +66,13 @@ func (r Reader) Usage(zone string) Usage {
 		return *u
 	}
 	return Usage{}
+}
+
+// Usage is Reader.Usage plus the snapshots this Tx has put so far.
+func (tx *Tx) Usage(zone string) Usage {
+	u := tx.Reader.Usage(zone)
+	u.Snapshots += tx.staged[zone]
+	return u
 }
 
 // Publication returns the publication of a volume to a node, or nil.
@@ -120,10 +131,35 @@ func (tx *Tx) PutVolume(v *Volume) { stagePut(tx, tx.s.volumes, v) }
 func (tx *Tx) DeleteVolume(id string) { stageDelete(tx, tx.s.volumes, id) }
 
 // PutSnapshot creates or replaces a snapshot.
-func (tx *Tx) PutSnapshot(v *Snapshot) { stagePut(tx, tx.s.snapshots, v) }
+func (tx *Tx) PutSnapshot(v *Snapshot) {
+	if tx.Snapshot(v.ID) == nil {
+		if tx.staged == nil {
+			tx.staged = map[string]int64{}
+		}
+		for _, z := range v.Zones {
+			tx.staged[z]++
+		}
+	}
+	stagePut(tx, tx.s.snapshots, v)
+}
 
 // DeleteSnapshot deletes a snapshot.
 func (tx *Tx) DeleteSnapshot(id string) { stageDelete(tx, tx.s.snapshots, id) }
+
+// Group returns the live group snapshot with the given ID, or nil.
+func (r Reader) Group(id string) *Group { return r.s.groups.live(id) }
+
+// GroupByName returns the live group snapshot with the given name, or nil.
+func (r Reader) GroupByName(name string) *Group {
+	return named(r.s.groups.live(r.s.groupNames[name]), name, groupName)
+}
+
+// PutGroup creates or replaces a group snapshot; its members are put
+// with PutSnapshot in the same Update.
+func (tx *Tx) PutGroup(g *Group) { stagePut(tx, tx.s.groups, g) }
+
+// DeleteGroup deletes a group snapshot record, not its members.
+func (tx *Tx) DeleteGroup(id string) { stageDelete(tx, tx.s.groups, id) }
 
 // PutPublication records a ControllerPublish.
 func (tx *Tx) PutPublication(p *Publication) { stagePut(tx, tx.s.publications, p) }

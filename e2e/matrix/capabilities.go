@@ -61,8 +61,9 @@ var capabilities = map[string]string{
 // driverLacks are what every personality lacks: each is the one zonepath
 // binary, deployed as Kubernetes runs it. They explain skips of every
 // row besides the personality's own lacks:.
-// zonepath has MODIFY_VOLUME, so a ModifyVolume skip is no longer one.
-var driverLacks = []string{"volume-health", "storage-health", "group-snapshots", "split-plugins"}
+// zonepath has MODIFY_VOLUME and GROUP_CONTROLLER_SERVICE, so neither a
+// ModifyVolume nor a group snapshot skip is one.
+var driverLacks = []string{"volume-health", "storage-health", "split-plugins"}
 
 // skipRule maps skip reasons of one suite, matched whole, to a capability.
 type skipRule struct {
@@ -96,10 +97,12 @@ var skipRules = []skipRule{
 	rule(e2eSuite, "hostname-label", `node \S+ has no kubernetes\.io/hostname label to pin a pod to it`),
 	rule(e2eSuite, "topology-labels", `node \S+ has no label \S+ \(one of DriverInfo\.TopologyKeys\).*`),
 	rule(e2eSuite, "nodes-elsewhere", `every schedulable node is inside .*: where a pod lands proves nothing`),
+	rule(e2eSuite, "group-snapshots", `driver file: DriverInfo\.Capabilities\.groupSnapshot is not true.*`),
 	rule(e2eSuite, "restore-outside", `every segment of the extension file has a node in snapshot \S+'s nodeAffinity .*: list a segment outside it.*`),
 	// sanity: zonepath's extensions.
 	rule(sanitySuite, "snapshot-topology", `SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not advertised.*`),
 	rule(sanitySuite, "snapshots", `CREATE_DELETE_SNAPSHOT not supported.*`),
+	rule(sanitySuite, "group-snapshots", `GROUP_CONTROLLER_SERVICE not advertised.*`),
 	rule(sanitySuite, "volume-topology", `VOLUME_ACCESSIBILITY_CONSTRAINTS not advertised.*|the node reports no accessible_topology`),
 	rule(sanitySuite, "two-segments", `needs \d+ segments the driver can satisfy, \d+ known.*`),
 	rule(sanitySuite, "exhaustion", `no exhausted segment configured.*`),

@@ -135,6 +135,18 @@ var mutants = []mutant{
 		catchers: []string{"3", "10", "13"},
 	},
 	{
+		name: "group-member-without-topology",
+		breaks: "driver: GetSnapshot returns no accessible_topology, so the snapshotter has none to give a group snapshot " +
+			"member's VolumeSnapshotContent, which the snapshot-controller made without nodeAffinity (fault rule)",
+		run: &gateOnRun,
+		faults: `rules:
+- name: group-member-without-topology
+  match: {rpc: GetSnapshot}
+  action: {mutate: {clear: [snapshot.accessible_topology]}}
+`,
+		catchers: []string{"19"},
+	},
+	{
 		name: "capacity-everywhere",
 		breaks: "driver: GetCapacity reports the same room, 1 PiB and no maximum_volume_size, for every zone, " +
 			"including the zones of 50Gi, so the CSIStorageCapacity objects no longer say where a volume fits (fault rule)",

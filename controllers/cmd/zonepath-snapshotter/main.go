@@ -36,6 +36,8 @@ func addFlags(fs *flag.FlagSet, cfg *snapshotter.Config) {
 	fs.DurationVar(&o.Timeout, "timeout", time.Minute, "The timeout for any RPCs to the CSI driver.")
 	fs.StringVar(&o.SnapshotNamePrefix, "snapshot-name-prefix", "snapshot", "Prefix to apply to the name of a created snapshot.")
 	fs.IntVar(&o.SnapshotNameUUIDLength, "snapshot-name-uuid-length", -1, "Length in characters of the VolumeSnapshot UID in a created snapshot's name, dashes removed; -1: the whole UID with dashes.")
+	fs.StringVar(&o.GroupSnapshotNamePrefix, "groupsnapshot-name-prefix", "groupsnapshot", "Prefix to apply to the name of a created group snapshot.")
+	fs.IntVar(&o.GroupSnapshotNameUUIDLength, "groupsnapshot-name-uuid-length", -1, "Length in characters of the generated UID in a created group snapshot's name; -1: not truncated.")
 	fs.BoolVar(&cfg.ExtraCreateMetadata, "extra-create-metadata", false, "Add VolumeSnapshot and VolumeSnapshotContent names to the CreateSnapshot parameters the driver sees.")
 	fs.IntVar(&o.Workers, "worker-threads", 10, "Number of worker threads.")
 	fs.DurationVar(&o.RetryIntervalStart, "retry-interval-start", time.Second, "Initial retry interval of a failed snapshot creation or deletion; it doubles with each failure, up to --retry-interval-max.")

@@ -1,0 +1,287 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/driver/state"
+)
+
+// groupPrefix starts the IDs of group snapshots.
+const groupPrefix = "zpg-"
+
+// Group snapshots and topology. CreateVolumeGroupSnapshotRequest carries
+// no accessibility_requirements (csi.proto v1.13), so every member is
+// placed as a CreateSnapshot of its volume without them would be: by the
+// same code (placeSnapshot), with the group's parameters as the class's,
+// and each member Snapshot carries its own accessible_topology. A group
+// may span zones: nothing in the spec or in KEP-5943 ties a group to one
+// place, and the members' topologies say where each is usable from. See
+// the driver README, "Group snapshots".
+
+// GroupControllerGetCapabilities implements csi.GroupControllerServer.
+func (p *Plugin) GroupControllerGetCapabilities(context.Context, *csi.GroupControllerGetCapabilitiesRequest) (*csi.GroupControllerGetCapabilitiesResponse, error) {
+	return &csi.GroupControllerGetCapabilitiesResponse{Capabilities: []*csi.GroupControllerServiceCapability{{
+		Type: &csi.GroupControllerServiceCapability_Rpc{Rpc: &csi.GroupControllerServiceCapability_RPC{
+			Type: csi.GroupControllerServiceCapability_RPC_CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT,
+		}},
+	}}}, nil
+}
+
+// groupSpec is a validated CreateVolumeGroupSnapshotRequest; member is
+// the CreateSnapshot every member is placed as, without its source.
+type groupSpec struct {
+	name    string
+	sources []string
+	member  snapshotSpec
+}
+
+func (p *Plugin) groupSpec(req *csi.CreateVolumeGroupSnapshotRequest) (*groupSpec, error) {
+	if err := checkName("name", req.GetName()); err != nil {
+		return nil, err
+	}
+	sources := req.GetSourceVolumeIds()
+	if len(sources) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "source_volume_ids is required")
+	}
+	for i, id := range sources {
+		if err := checkID(fmt.Sprintf("source_volume_ids[%d]", i), id); err != nil {
+			return nil, err
+		}
+		if slices.Contains(sources[:i], id) {
+			return nil, status.Errorf(codes.InvalidArgument, "source_volume_ids lists volume %s twice", id)
+		}
+	}
+	spec := &groupSpec{name: req.GetName(), sources: sources, member: snapshotSpec{copies: 1, params: req.GetParameters()}}
+	if err := spec.member.parseParams(p.topo); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// CreateVolumeGroupSnapshot implements csi.GroupControllerServer. The
+// members' data is cut first, outside the store lock, then every member
+// and the group are recorded in one store update: all or nothing. A
+// member that does not fit (a zone's snapshot quota, say) fails the whole
+// group with that member's code, and the data already cut is removed
+// (spec: "SP SHOULD also do clean up and make sure no snapshots are
+// leaked").
+func (p *Plugin) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.CreateVolumeGroupSnapshotRequest) (*csi.CreateVolumeGroupSnapshotResponse, error) {
+	spec, err := p.groupSpec(req)
+	if err != nil {
+		return nil, err
+	}
+	if existing := p.store.GroupByName(spec.name); existing != nil {
+		return p.groupResponse(existing, checkSameGroup(existing, spec))
+	}
+	gid := newID(groupPrefix)
+	ids, err := p.cutMembers(ctx, spec.sources)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newRecord[state.Group]{
+		kind:     "group snapshot",
+		id:       gid,
+		byName:   func(tx *state.Tx) *state.Group { return tx.GroupByName(spec.name) },
+		same:     func(g *state.Group) error { return checkSameGroup(g, spec) },
+		place:    func(tx *state.Tx) (*state.Group, error) { return p.placeGroup(tx, gid, ids, spec) },
+		put:      (*state.Tx).PutGroup,
+		dropData: func() error { return p.dropMembers(ids) },
+	}.commit(ctx, p.store)
+	return p.groupResponse(g, err)
+}
+
+func (p *Plugin) groupResponse(g *state.Group, err error) (*csi.CreateVolumeGroupSnapshotResponse, error) {
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.csiGroup(g)
+	if err != nil {
+		return nil, err
+	}
+	return &csi.CreateVolumeGroupSnapshotResponse{GroupSnapshot: out}, nil
+}
+
+// cutMembers copies each source volume's data under a new snapshot ID.
+// The copies are cut one after another: zonepath's volumes are files a
+// tenant may write meanwhile, so a group is as consistent as its members
+// (see the driver README).
+func (p *Plugin) cutMembers(ctx context.Context, sources []string) ([]string, error) {
+	ids := make([]string, 0, len(sources))
+	for _, source := range sources {
+		src := p.store.Volume(source)
+		if src == nil {
+			err := status.Errorf(codes.NotFound, "source volume %s does not exist", source)
+			return nil, p.dropCut(ctx, ids, err)
+		}
+		id := newID(snapshotPrefix)
+		if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
+			err = status.Errorf(codes.Internal, "cutting snapshot %s of volume %s: %v", id, src.ID, err)
+			return nil, p.dropCut(ctx, append(ids, id), err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// dropCut removes the data of members cut before err and returns err.
+func (p *Plugin) dropCut(ctx context.Context, ids []string, err error) error {
+	if derr := p.dropMembers(ids); derr != nil {
+		klog.FromContext(ctx).Error(derr, "Removing data of a group snapshot that was not created", "snapshotIDs", ids)
+	}
+	return err
+}
+
+func (p *Plugin) dropMembers(ids []string) error {
+	var errs []error
+	for _, id := range ids {
+		if err := p.data.deleteSnapshot(id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %d snapshots: %v", len(errs), len(ids), errs)
+	}
+	return nil
+}
+
+// placeGroup places and puts each member exactly as placeSnapshot places
+// a snapshot of its volume; tx.Usage counts the members put before, so a
+// zone's quota counts each member that lands there.
+func (p *Plugin) placeGroup(tx *state.Tx, gid string, ids []string, spec *groupSpec) (*state.Group, error) {
+	created := time.Now().UTC()
+	for i, source := range spec.sources {
+		member := spec.member
+		member.source = source
+		snap, err := p.placeSnapshot(tx, ids[i], &member)
+		if err != nil {
+			return nil, status.Errorf(status.Code(err), "group snapshot %q, member of volume %s: %s", spec.name, source, status.Convert(err).Message())
+		}
+		snap.Group, snap.Created = gid, created
+		tx.PutSnapshot(snap)
+	}
+	return &state.Group{
+		ID: gid, Name: spec.name, SourceVolumes: spec.sources, Snapshots: ids,
+		Parameters: spec.member.params, Created: created,
+	}, nil
+}
+
+// checkSameGroup applies the spec's idempotency: a group of the name made
+// from the same source_volume_ids (in any order) and parameters is the
+// one asked for; other volumes or parameters are ALREADY_EXISTS
+// (CreateVolumeGroupSnapshot Errors, "already exists but is incompatible
+// with the specified source_volume_ids or parameters").
+func checkSameGroup(g *state.Group, spec *groupSpec) error {
+	if !sameSet(g.SourceVolumes, spec.sources) {
+		return status.Errorf(codes.AlreadyExists, "group snapshot %q already exists as %s of volumes %v, not of %v", spec.name, g.ID, g.SourceVolumes, spec.sources)
+	}
+	if !maps.Equal(g.Parameters, spec.member.params) {
+		return status.Errorf(codes.AlreadyExists, "group snapshot %q already exists as %s with parameters %v, not %v", spec.name, g.ID, g.Parameters, spec.member.params)
+	}
+	return nil
+}
+
+// sameSet reports whether a and b hold the same strings, each once.
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+// csiGroup is the group's VolumeGroupSnapshot, its members as a Get of
+// each would return them. A group whose member record is gone is the
+// driver's fault, INTERNAL: members are deleted only with their group.
+func (p *Plugin) csiGroup(g *state.Group) (*csi.VolumeGroupSnapshot, error) {
+	out := &csi.VolumeGroupSnapshot{GroupSnapshotId: g.ID, CreationTime: timestamppb.New(g.Created), ReadyToUse: true}
+	for _, id := range g.Snapshots {
+		s := p.store.Snapshot(id)
+		if s == nil {
+			return nil, status.Errorf(codes.Internal, "group snapshot %s lost its member snapshot %s", g.ID, id)
+		}
+		out.Snapshots = append(out.Snapshots, p.csiSnapshot(s))
+	}
+	return out, nil
+}
+
+// checkSnapshotIDs compares the CO's snapshot_ids with the group's
+// members. The field is REQUIRED, yet csi-sanity sends none, and the SP
+// "SHOULD check this field and report an error if it has the ability to
+// detect a mismatch": an empty list is taken as no claim, and any other
+// list must be exactly the members (INVALID_ARGUMENT, "Snapshot list
+// mismatch").
+func checkSnapshotIDs(g *state.Group, ids []string) error {
+	if len(ids) == 0 || sameSet(g.Snapshots, ids) {
+		return nil
+	}
+	return status.Errorf(codes.InvalidArgument, "snapshot_ids %v do not match the members %v of group snapshot %s", ids, g.Snapshots, g.ID)
+}
+
+// DeleteVolumeGroupSnapshot implements csi.GroupControllerServer: it
+// deletes the group and its members together (spec: "will delete a volume
+// group snapshot as well as all individual snapshots that are part of
+// this volume group snapshot"); an unknown group is already deleted.
+func (p *Plugin) DeleteVolumeGroupSnapshot(ctx context.Context, req *csi.DeleteVolumeGroupSnapshotRequest) (*csi.DeleteVolumeGroupSnapshotResponse, error) {
+	id := req.GetGroupSnapshotId()
+	if err := checkID("group_snapshot_id", id); err != nil {
+		return nil, err
+	}
+	var members []string
+	err := p.store.Update(func(tx *state.Tx) error {
+		g := tx.Group(id)
+		if g == nil {
+			return nil
+		}
+		if err := checkSnapshotIDs(g, req.GetSnapshotIds()); err != nil {
+			return err
+		}
+		members = g.Snapshots
+		for _, m := range members {
+			tx.DeleteSnapshot(m)
+		}
+		tx.DeleteGroup(id)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range members {
+		p.snapshotEntries.forget(m)
+	}
+	if err := p.dropMembers(members); err != nil {
+		return nil, status.Errorf(codes.Internal, "deleting data of group snapshot %s: %v", id, err)
+	}
+	return &csi.DeleteVolumeGroupSnapshotResponse{}, nil
+}
+
+// GetVolumeGroupSnapshot implements csi.GroupControllerServer.
+func (p *Plugin) GetVolumeGroupSnapshot(ctx context.Context, req *csi.GetVolumeGroupSnapshotRequest) (*csi.GetVolumeGroupSnapshotResponse, error) {
+	id := req.GetGroupSnapshotId()
+	if err := checkID("group_snapshot_id", id); err != nil {
+		return nil, err
+	}
+	g := p.store.Group(id)
+	if g == nil {
+		return nil, status.Errorf(codes.NotFound, "group snapshot %s does not exist", id)
+	}
+	if err := checkSnapshotIDs(g, req.GetSnapshotIds()); err != nil {
+		return nil, err
+	}
+	out, err := p.csiGroup(g)
+	if err != nil {
+		return nil, err
+	}
+	return &csi.GetVolumeGroupSnapshotResponse{GroupSnapshot: out}, nil
+}

@@ -1,0 +1,266 @@
+package plugin_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/zonepath/zonepath/driver/drivertest"
+	"github.com/zonepath/zonepath/driver/plugin"
+)
+
+// groupDriver is a test driver with a GroupController client.
+type groupDriver struct {
+	*testDriver
+	group csi.GroupControllerClient
+}
+
+// newGroupDriver serves a driver whose zone-c holds two snapshot copies.
+func newGroupDriver(t *testing.T, configure func(*plugin.Config)) *groupDriver {
+	t.Helper()
+	d := &testDriver{Driver: drivertest.Start(t, drivertest.Options{World: drivertest.World("snapshotQuota: 2"), Config: configure})}
+	d.client = newCSIClient(t, d.Driver)
+	return &groupDriver{testDriver: d, group: csi.NewGroupControllerClient(d.Conn(t))}
+}
+
+// volumesIn creates one volume per zone named, and returns their IDs.
+func (d *groupDriver) volumesIn(t *testing.T, prefix string, zoneNames ...string) []string {
+	t.Helper()
+	var ids []string
+	for i, z := range zoneNames {
+		name := prefix + "-" + z + "-" + string(rune('a'+i))
+		ids = append(ids, d.mustCreateVolume(drivertest.VolumeRequest(name, gib, &csi.TopologyRequirement{Requisite: zones(z)})).GetVolumeId())
+	}
+	return ids
+}
+
+func (d *groupDriver) createGroup(name string, sources []string, params map[string]string) (*csi.VolumeGroupSnapshot, error) {
+	resp, err := d.group.CreateVolumeGroupSnapshot(context.Background(), &csi.CreateVolumeGroupSnapshotRequest{Name: name, SourceVolumeIds: sources, Parameters: params})
+	return resp.GetGroupSnapshot(), err
+}
+
+func memberIDs(g *csi.VolumeGroupSnapshot) []string {
+	var out []string
+	for _, s := range g.GetSnapshots() {
+		out = append(out, s.GetSnapshotId())
+	}
+	return out
+}
+
+// TestGroupSnapshotMemberTopology: each member of a group across zones and
+// regions carries the accessible_topology a single snapshot of its volume
+// with the same class parameters gets (CreateVolumeGroupSnapshotRequest
+// has no accessibility_requirements), and the group's ID (csi.proto
+// Snapshot.group_snapshot_id: "MUST be the same as the group_snapshot_id
+// in that message").
+func TestGroupSnapshotMemberTopology(t *testing.T) {
+	d := newGroupDriver(t, nil)
+	sources := d.volumesIn(t, "topo", "zone-a", "zone-d")
+	tests := []struct {
+		name   string
+		params map[string]string
+		want   [][]*csi.Topology
+	}{
+		{"zone scope", nil, [][]*csi.Topology{zones("zone-a"), zones("zone-d")}},
+		{"region scope", map[string]string{plugin.ParamSnapshotScope: "region"}, [][]*csi.Topology{{region("region-1")}, {region("region-2")}}},
+		{"two copies", map[string]string{plugin.ParamSnapshotCopies: "2"}, [][]*csi.Topology{zones("zone-a", "zone-b"), zones("zone-d", "zone-a")}},
+		{"global scope", map[string]string{plugin.ParamSnapshotScope: "global"}, [][]*csi.Topology{nil, nil}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := d.createGroup("topo-"+strings.ReplaceAll(tt.name, " ", "-"), sources, tt.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g.GetSnapshots()) != len(sources) || !g.GetReadyToUse() {
+				t.Fatalf("group = %v, want %d ready members", g, len(sources))
+			}
+			for j, m := range g.GetSnapshots() {
+				if m.GetSourceVolumeId() != sources[j] || m.GetGroupSnapshotId() != g.GetGroupSnapshotId() {
+					t.Errorf("member %d = %v, want source %s, group %s", j, m, sources[j], g.GetGroupSnapshotId())
+				}
+				if got := m.GetAccessibleTopology(); !sameTopology(got, tt.want[j]) {
+					t.Errorf("member %d accessible_topology = %v, want %v", j, got, tt.want[j])
+				}
+				single, err := d.CreateSnapshot(context.Background(), &csi.CreateSnapshotRequest{Name: "single-" + string(rune('a'+i)) + string(rune('0'+j)), SourceVolumeId: sources[j], Parameters: tt.params})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := m.GetAccessibleTopology(), single.GetSnapshot().GetAccessibleTopology(); !sameTopology(got, want) {
+					t.Errorf("member %d accessible_topology = %v, a single snapshot's = %v", j, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestGroupSnapshotQuota: every member counts against its zone's snapshot
+// quota, and a group that does not fit whole is refused with
+// RESOURCE_EXHAUSTED (CreateVolumeGroupSnapshot Errors, "Not enough space
+// to create group snapshot") leaving no snapshot record or data behind
+// ("SP SHOULD also do clean up and make sure no snapshots are leaked").
+func TestGroupSnapshotQuota(t *testing.T) {
+	d := newGroupDriver(t, nil)
+	ctx := context.Background()
+	inC := d.volumesIn(t, "quota", "zone-c", "zone-c", "zone-c")
+	dataBefore := d.dataFiles(t)
+	_, err := d.createGroup("three-in-c", inC, nil)
+	if codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "zone-c") {
+		t.Fatalf("group of 3 in a zone holding 2: %v, want RESOURCE_EXHAUSTED naming zone-c", err)
+	}
+	if after := d.dataFiles(t); !slices.Equal(after, dataBefore) {
+		t.Errorf("a refused group left data: %v, before %v", after, dataBefore)
+	}
+	if list, err := d.ListSnapshots(ctx, &csi.ListSnapshotsRequest{}); err != nil || len(list.GetEntries()) != 0 {
+		t.Errorf("a refused group left snapshots: %v, %v", list, err)
+	}
+	if _, err := d.createGroup("two-in-c", inC[:2], nil); err != nil {
+		t.Fatalf("group of 2 in a zone holding 2: %v", err)
+	}
+	_, err = d.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "third", SourceVolumeId: inC[2]})
+	if codeOf(err) != codes.ResourceExhausted {
+		t.Fatalf("a third snapshot in zone-c after a group of 2 there: %v, want RESOURCE_EXHAUSTED", err)
+	}
+}
+
+// TestGroupSnapshotIdempotency: the same name with the same
+// source_volume_ids (in any order) and parameters is the same group; other
+// volumes or parameters are ALREADY_EXISTS (CreateVolumeGroupSnapshot
+// Errors, "incompatible with the specified source_volume_ids or
+// parameters").
+func TestGroupSnapshotIdempotency(t *testing.T) {
+	d := newGroupDriver(t, nil)
+	vols := d.volumesIn(t, "idem", "zone-a", "zone-b", "zone-d")
+	first, err := d.createGroup("idem", vols[:2], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := d.createGroup("idem", []string{vols[1], vols[0]}, map[string]string{})
+	if err != nil || !proto.Equal(first, again) {
+		t.Fatalf("repeated create (sources reordered) = %v, %v; want %v", again, err, first)
+	}
+	for _, tt := range []struct {
+		name    string
+		sources []string
+		params  map[string]string
+	}{
+		{"another volume", []string{vols[0], vols[2]}, nil},
+		{"one volume more", vols, nil},
+		{"one volume less", vols[:1], nil},
+		{"other parameters", vols[:2], map[string]string{plugin.ParamSnapshotScope: "region"}},
+	} {
+		if _, err := d.createGroup("idem", tt.sources, tt.params); codeOf(err) != codes.AlreadyExists {
+			t.Errorf("%s: %v, want ALREADY_EXISTS", tt.name, err)
+		}
+	}
+}
+
+// TestGroupSnapshotBadInput: malformed requests are INVALID_ARGUMENT and an
+// unknown source volume NOT_FOUND, before anything is cut.
+func TestGroupSnapshotBadInput(t *testing.T) {
+	d := newGroupDriver(t, nil)
+	vol := d.volumesIn(t, "bad", "zone-a")[0]
+	create := func(name string, sources []string, params map[string]string) func() error {
+		return errOf(d.group.CreateVolumeGroupSnapshot, &csi.CreateVolumeGroupSnapshotRequest{Name: name, SourceVolumeIds: sources, Parameters: params})
+	}
+	runCodeCases(t, []codeCase{
+		{"no name", create("", []string{vol}, nil), codes.InvalidArgument},
+		{"name with NUL", create("a\x00b", []string{vol}, nil), codes.InvalidArgument},
+		{"no source volumes", create("g", nil, nil), codes.InvalidArgument},
+		{"a source volume twice", create("g", []string{vol, vol}, nil), codes.InvalidArgument},
+		{"source ID escaping the data directory", create("g", []string{vol, "../state"}, nil), codes.InvalidArgument},
+		{"unknown parameter", create("g", []string{vol}, map[string]string{plugin.DefaultName + "/copies": "2"}), codes.InvalidArgument},
+		{"unknown source volume", create("g", []string{vol, "zpv-unknown"}, nil), codes.NotFound},
+		{"Get without ID", errOf(d.group.GetVolumeGroupSnapshot, &csi.GetVolumeGroupSnapshotRequest{}), codes.InvalidArgument},
+		{"Get of a malformed ID", errOf(d.group.GetVolumeGroupSnapshot, &csi.GetVolumeGroupSnapshotRequest{GroupSnapshotId: "../x"}), codes.InvalidArgument},
+		{"Get of an unknown group", errOf(d.group.GetVolumeGroupSnapshot, &csi.GetVolumeGroupSnapshotRequest{GroupSnapshotId: "zpg-unknown"}), codes.NotFound},
+		{"Delete without ID", errOf(d.group.DeleteVolumeGroupSnapshot, &csi.DeleteVolumeGroupSnapshotRequest{}), codes.InvalidArgument},
+		{"Delete of an unknown group", errOf(d.group.DeleteVolumeGroupSnapshot, &csi.DeleteVolumeGroupSnapshotRequest{GroupSnapshotId: "zpg-unknown", SnapshotIds: []string{"zps-x"}}), codes.OK},
+	})
+	if files := d.dataFiles(t); len(files) != 1 {
+		t.Errorf("refused requests left data: %v", files)
+	}
+}
+
+// TestGroupSnapshotLifecycle: a group survives a restart; its members
+// restore like any snapshot and cannot be deleted alone (DeleteSnapshot
+// Errors, "Snapshot is part of a group", INVALID_ARGUMENT); Get and Delete
+// check snapshot_ids ("Snapshot list mismatch", INVALID_ARGUMENT); Delete
+// removes the members and their data and is idempotent.
+func TestGroupSnapshotLifecycle(t *testing.T) {
+	d := newGroupDriver(t, nil)
+	ctx := context.Background()
+	vols := d.volumesIn(t, "life", "zone-a", "zone-d")
+	g, err := d.createGroup("life", vols, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.restart(t)
+	d.group = csi.NewGroupControllerClient(d.Conn(t))
+	id, members := g.GetGroupSnapshotId(), memberIDs(g)
+	got, err := d.group.GetVolumeGroupSnapshot(ctx, &csi.GetVolumeGroupSnapshotRequest{GroupSnapshotId: id, SnapshotIds: members})
+	if err != nil || !proto.Equal(got.GetGroupSnapshot(), g) {
+		t.Fatalf("Get after restart = %v, %v; want %v", got, err, g)
+	}
+	restored := restoreRequest("life-restored", members[1])
+	restored.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: zones("zone-d")}
+	if _, err := d.CreateVolume(ctx, restored); err != nil {
+		t.Fatalf("restoring member %s in its zone: %v", members[1], err)
+	}
+	runCodeCases(t, []codeCase{
+		{"DeleteSnapshot of a member", errOf(d.DeleteSnapshot, &csi.DeleteSnapshotRequest{SnapshotId: members[0]}), codes.InvalidArgument},
+		{"Get with a member missing", errOf(d.group.GetVolumeGroupSnapshot, &csi.GetVolumeGroupSnapshotRequest{GroupSnapshotId: id, SnapshotIds: members[:1]}), codes.InvalidArgument},
+		{"Delete with a stranger", errOf(d.group.DeleteVolumeGroupSnapshot, &csi.DeleteVolumeGroupSnapshotRequest{GroupSnapshotId: id, SnapshotIds: []string{members[0], "zps-x"}}), codes.InvalidArgument},
+	})
+	if _, err := d.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: members[0]}); err != nil {
+		t.Fatalf("refused deletes removed member %s: %v", members[0], err)
+	}
+	for range 2 {
+		if _, err := d.group.DeleteVolumeGroupSnapshot(ctx, &csi.DeleteVolumeGroupSnapshotRequest{GroupSnapshotId: id, SnapshotIds: []string{members[1], members[0]}}); err != nil {
+			t.Fatalf("DeleteVolumeGroupSnapshot: %v", err)
+		}
+	}
+	for _, m := range members {
+		if _, err := d.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: m}); codeOf(err) != codes.NotFound {
+			t.Errorf("member %s after deleting its group: %v, want NOT_FOUND", m, err)
+		}
+	}
+	if _, err := d.group.GetVolumeGroupSnapshot(ctx, &csi.GetVolumeGroupSnapshotRequest{GroupSnapshotId: id}); codeOf(err) != codes.NotFound {
+		t.Errorf("Get of a deleted group: %v, want NOT_FOUND", err)
+	}
+	for _, f := range d.dataFiles(t) {
+		if strings.HasPrefix(f, "snapshots/") {
+			t.Errorf("data left after deleting the group: %s", f)
+		}
+	}
+}
+
+// TestGroupControllerSwitchedOff: with GROUP_CONTROLLER_SERVICE disabled
+// the plugin capability is not advertised and the service not served.
+func TestGroupControllerSwitchedOff(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		d := newGroupDriver(t, func(c *plugin.Config) {
+			if off {
+				if err := c.DisableCapabilities([]string{plugin.CapGroupController}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		caps, err := csi.NewIdentityClient(d.Conn(t)).GetPluginCapabilities(context.Background(), &csi.GetPluginCapabilitiesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		advertised := slices.ContainsFunc(caps.GetCapabilities(), func(c *csi.PluginCapability) bool {
+			return c.GetService().GetType() == csi.PluginCapability_Service_GROUP_CONTROLLER_SERVICE
+		})
+		_, err = d.group.GroupControllerGetCapabilities(context.Background(), &csi.GroupControllerGetCapabilitiesRequest{})
+		if advertised == off || (codeOf(err) == codes.Unimplemented) != off {
+			t.Errorf("disabled=%v: GROUP_CONTROLLER_SERVICE advertised=%v, GroupControllerGetCapabilities: %v", off, advertised, err)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package sanity
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"google.golang.org/grpc/codes"
+)
+
+// ruleGroup: a group snapshot's members carry their topology like any
+// snapshot. KEP-5943 says nothing of groups; CSI gives each member a
+// Snapshot message, and the snapshotter reads a member's topology back
+// with GetSnapshot or ListSnapshots (controllers/README.md, "Group
+// snapshots and topology").
+var ruleGroup = Label("group-snapshot", "rule:group")
+
+const groupControllerCap = csi.PluginCapability_Service_GROUP_CONTROLLER_SERVICE
+
+func (s *suite) needGroupSnapshots() {
+	if !s.d.pluginCapability(groupControllerCap) {
+		Skip("GROUP_CONTROLLER_SERVICE not advertised: the driver cuts no group snapshots")
+	}
+}
+
+var _ = describe("Group snapshot topology [zonepath]", []func(*suite){(*suite).needSnapshots, (*suite).needGroupSnapshots}, func(s *suite) {
+	It("returns each group snapshot member with the group's ID and one accessible_topology, the same in ListSnapshots and GetSnapshot (csi.proto Snapshot.group_snapshot_id: \"MUST be the same as the group_snapshot_id\"; accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)", ruleGroup, func() {
+		segs := s.needSegments(2)
+		group := csi.NewGroupControllerClient(s.sc.ControllerConn)
+		sources := map[string]*csi.Topology{}
+		for i, seg := range segs[:2] {
+			sources[s.volume(fmt.Sprintf("zp-group-source-%d", i), seg).GetVolumeId()] = seg
+		}
+		g := s.cutGroup(group, sources)
+		defer s.deleteGroup(group, g)
+		Expect(g.GetSnapshots()).To(HaveLen(len(sources)), "CreateVolumeGroupSnapshot of %d volumes", len(sources))
+		topology := s.d.pluginCapability(snapshotTopologyCap)
+		for _, m := range g.GetSnapshots() {
+			Expect(sources).To(HaveKey(m.GetSourceVolumeId()), "member %s names a source volume not in the request", m.GetSnapshotId())
+			Expect(m.GetGroupSnapshotId()).To(Equal(g.GetGroupSnapshotId()), "member %s group_snapshot_id", m.GetSnapshotId())
+			if !topology {
+				Expect(m.GetAccessibleTopology()).To(BeEmpty(), "member %s has accessible_topology %s without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", m.GetSnapshotId(), formatAll(m.GetAccessibleTopology()))
+			}
+			for _, r := range s.readBack(m.GetSnapshotId()) {
+				Expect(sameSegments(r.snap.GetAccessibleTopology(), m.GetAccessibleTopology())).To(BeTrue(),
+					"member %s of a volume in %s: %s: %s, CreateVolumeGroupSnapshot: %s (the snapshotter reads a member's topology back, since the snapshot-controller makes its content)",
+					m.GetSnapshotId(), format(sources[m.GetSourceVolumeId()]), r.call, formatAll(r.snap.GetAccessibleTopology()), formatAll(m.GetAccessibleTopology()))
+				Expect(r.snap.GetGroupSnapshotId()).To(Equal(g.GetGroupSnapshotId()), "member %s: %s group_snapshot_id", m.GetSnapshotId(), r.call)
+			}
+		}
+	})
+})
+
+// cutGroup cuts a group snapshot of the volumes (ID → segment) with the
+// configured snapshot parameters. A driver that cannot snapshot volumes of
+// several segments together may say so with FAILED_PRECONDITION
+// (CreateVolumeGroupSnapshot Errors, "Cannot snapshot multiple volumes
+// together"): that is reported, and the group is cut of two volumes of
+// the first segment instead. Any other error fails.
+func (s *suite) cutGroup(group csi.GroupControllerClient, sources map[string]*csi.Topology) *csi.VolumeGroupSnapshot {
+	ctx := context.Background()
+	create := func() (*csi.CreateVolumeGroupSnapshotResponse, error) {
+		ids := make([]string, 0, len(sources))
+		for id := range sources {
+			ids = append(ids, id)
+		}
+		return group.CreateVolumeGroupSnapshot(ctx, &csi.CreateVolumeGroupSnapshotRequest{
+			Name: sanity.UniqueString("zp-group"), SourceVolumeIds: ids,
+			Parameters: s.sc.Config.TestSnapshotParameters, Secrets: s.sc.Secrets.CreateSnapshotSecret,
+		})
+	}
+	resp, err := create()
+	if code(err) == codes.FailedPrecondition {
+		warn(choiceMade, "group", fmt.Sprintf("a group of volumes in several segments is refused (%v); cutting one of a single segment", err))
+		var first *csi.Topology
+		for _, seg := range sources {
+			first = seg
+			break
+		}
+		clear(sources)
+		for i := range 2 {
+			sources[s.volume(fmt.Sprintf("zp-group-same-%d", i), first).GetVolumeId()] = first
+		}
+		resp, err = create()
+	}
+	Expect(err).NotTo(HaveOccurred(), "CreateVolumeGroupSnapshot")
+	return resp.GetGroupSnapshot()
+}
+
+// deleteGroup deletes a group snapshot with its members, before the
+// resources' cleanup deletes their source volumes.
+func (s *suite) deleteGroup(group csi.GroupControllerClient, g *csi.VolumeGroupSnapshot) {
+	ids := make([]string, 0, len(g.GetSnapshots()))
+	for _, m := range g.GetSnapshots() {
+		ids = append(ids, m.GetSnapshotId())
+	}
+	_, err := group.DeleteVolumeGroupSnapshot(context.Background(), &csi.DeleteVolumeGroupSnapshotRequest{
+		GroupSnapshotId: g.GetGroupSnapshotId(), SnapshotIds: ids, Secrets: s.sc.Secrets.DeleteSnapshotSecret,
+	})
+	Expect(err).NotTo(HaveOccurred(), "DeleteVolumeGroupSnapshot %s", g.GetGroupSnapshotId())
+}
