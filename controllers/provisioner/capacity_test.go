@@ -13,6 +13,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -35,15 +36,20 @@ func zoneNode(driver, region, zone string) []runtime.Object {
 }
 
 // generateNames names objects created with generateName, which the fake
-// clientset leaves empty; upstream's controller creates its objects so.
+// clientset leaves empty, and gives them UIDs, as the API server does;
+// upstream's controller creates its objects so.
 func generateNames(kube *fake.Clientset) {
 	n := 0
 	kube.PrependReactor("create", "csistoragecapacities", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		obj := a.(k8stesting.CreateAction).GetObject().(*storagev1.CSIStorageCapacity)
+		n++
 		if obj.Name == "" {
-			n++
 			obj.Name = fmt.Sprintf("%s%d", obj.GenerateName, n)
 		}
+		// Upstream's controller tells its objects apart by UID, which the
+		// fake leaves empty too: without one, every object matched the
+		// first entry of its map, and the test failed 1 run in 4.
+		obj.UID = types.UID(fmt.Sprintf("uid-%d", n))
 		return false, nil, nil
 	})
 }
