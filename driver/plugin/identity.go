@@ -91,6 +91,9 @@ const (
 	CapControllerService     = "CONTROLLER_SERVICE"
 	CapVolumeAccessibility   = "VOLUME_ACCESSIBILITY_CONSTRAINTS"
 	CapSnapshotAccessibility = "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
+	CapVolumeHealth          = "GET_VOLUME_HEALTH"
+	CapListVolumeHealth      = "LIST_VOLUME_HEALTH"
+	CapStorageHealth         = "GET_STORAGE_HEALTH"
 )
 
 // DisableCapabilities switches off the named plugin capabilities, so that
@@ -106,8 +109,15 @@ func (c *Config) DisableCapabilities(names []string) error {
 			c.DisableVolumeAccessibility = true
 		case CapSnapshotAccessibility:
 			c.DisableSnapshotAccessibility = true
+		case CapVolumeHealth:
+			c.DisableVolumeHealth = true
+		case CapListVolumeHealth:
+			c.DisableListVolumeHealth = true
+		case CapStorageHealth:
+			c.DisableStorageHealth = true
 		default:
-			return fmt.Errorf("unknown capability %q (known: %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility)
+			return fmt.Errorf("unknown capability %q (known: %s)", n, strings.Join([]string{
+				CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapVolumeHealth, CapListVolumeHealth, CapStorageHealth}, ", "))
 		}
 	}
 	return nil
