@@ -51,7 +51,7 @@ type Rule struct {
 // Match selects the calls a rule applies to. All set fields must match.
 type Match struct {
 	// RPC is a CSI method short name, a full method or a path.Match glob.
-	RPC string `json:"rpc"`
+	RPC string `json:"rpc,omitempty"`
 	// Segment key/values must all appear in one segment the call concerns.
 	Segment map[string]string `json:"segment,omitempty"`
 	// Name is a path.Match glob over the object names of the request.
