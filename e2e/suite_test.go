@@ -94,4 +94,5 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	defineAttachLimits(e)
 	defineLifecycle(e)
 	defineData(e)
+	defineZoneOutage(e)
 }
