@@ -28,24 +28,25 @@ func (p *Plugin) storageHealthCap() bool { return !p.cfg.DisableStorageHealth }
 // supports the LIST_VOLUME_HEALTH capability MUST also support the
 // GET_VOLUME_HEALTH capability" (spec.md ControllerServiceCapability).
 func (p *Plugin) controllerHealthRPCs() []csi.ControllerServiceCapability_RPC_Type {
-	var out []csi.ControllerServiceCapability_RPC_Type
-	if p.volumeHealthCap() {
-		out = append(out, csi.ControllerServiceCapability_RPC_GET_VOLUME_HEALTH)
-	}
-	if p.listVolumeHealthCap() {
-		out = append(out, csi.ControllerServiceCapability_RPC_LIST_VOLUME_HEALTH)
-	}
-	return out
+	return switchedOn([]csi.ControllerServiceCapability_RPC_Type{
+		csi.ControllerServiceCapability_RPC_GET_VOLUME_HEALTH, csi.ControllerServiceCapability_RPC_LIST_VOLUME_HEALTH,
+	}, p.volumeHealthCap(), p.listVolumeHealthCap())
 }
 
 // nodeHealthRPCs are the health capabilities the node reports.
 func (p *Plugin) nodeHealthRPCs() []csi.NodeServiceCapability_RPC_Type {
-	var out []csi.NodeServiceCapability_RPC_Type
-	if p.volumeHealthCap() {
-		out = append(out, csi.NodeServiceCapability_RPC_GET_VOLUME_HEALTH)
-	}
-	if p.storageHealthCap() {
-		out = append(out, csi.NodeServiceCapability_RPC_GET_STORAGE_HEALTH)
+	return switchedOn([]csi.NodeServiceCapability_RPC_Type{
+		csi.NodeServiceCapability_RPC_GET_VOLUME_HEALTH, csi.NodeServiceCapability_RPC_GET_STORAGE_HEALTH,
+	}, p.volumeHealthCap(), p.storageHealthCap())
+}
+
+// switchedOn keeps the capabilities whose switch (same index) is on.
+func switchedOn[T any](caps []T, on ...bool) []T {
+	var out []T
+	for i, c := range caps {
+		if on[i] {
+			out = append(out, c)
+		}
 	}
 	return out
 }
