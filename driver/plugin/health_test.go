@@ -159,7 +159,30 @@ func TestZoneOutage(t *testing.T) {
 		t.Errorf("ControllerListVolumeHealth = %v, %v; want the volume in zone-b alone", list, err)
 	}
 
-	_, err = c.CreateVolume(ctx, drivertest.VolumeRequest("only-b", mib, drivertest.Requisite(zone("zone-b"))))
+	checkZoneBDown(t, c, volA, volB, zonal, regional.GetSnapshot().GetSnapshotId())
+
+	d.SetFaults(t, drivertest.NoRules)
+	if got, got2 := health(volB), nodeHealth(volB); got != nil || got2 != nil {
+		t.Errorf("after the outage, health of the volume in zone-b = %v (controller), %v (node), want none", got, got2)
+	}
+	if r, err := c.restore("from-zonal", zonal, nil); err != nil {
+		t.Errorf("restore of the zonal snapshot after the outage: %v", err)
+	} else if !sameTopology(r.GetVolume().GetAccessibleTopology(), zones("zone-b")) {
+		t.Errorf("restore of the zonal snapshot landed in %v, want zone-b", r.GetVolume().GetAccessibleTopology())
+	}
+	if _, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: volB}); err != nil {
+		t.Errorf("DeleteVolume after the outage: %v", err)
+	}
+}
+
+// checkZoneBDown checks what TestZoneOutage expects while zone-b is down:
+// nothing new there, the other zones of a requisite used instead, the
+// zonal snapshot not restorable, the region-wide one restorable elsewhere,
+// and nothing of zone-b deleted or grown.
+func checkZoneBDown(t *testing.T, c *client, volA, volB, zonal, regional string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := c.CreateVolume(ctx, drivertest.VolumeRequest("only-b", mib, drivertest.Requisite(zone("zone-b"))))
 	wantCode(t, "CreateVolume needing zone-b", err, codes.ResourceExhausted, "region-1/zone-b")
 	if v := c.mustCreateVolume(drivertest.VolumeRequest("b-or-c", mib, drivertest.Requisite(zone("zone-b"), zone("zone-c")))); !sameTopology(v.GetAccessibleTopology(), zones("zone-c")) {
 		t.Errorf("CreateVolume in [zone-b zone-c] landed in %v, want zone-c", v.GetAccessibleTopology())
@@ -168,15 +191,10 @@ func TestZoneOutage(t *testing.T) {
 	wantCode(t, "CreateSnapshot needing zone-b", err, codes.ResourceExhausted, "region-1/zone-b")
 	_, err = c.CreateSnapshot(ctx, drivertest.SnapshotRequest("snap-of-b", volB, nil))
 	wantCode(t, "CreateSnapshot of the volume in zone-b", err, codes.Unavailable, "zone-b")
-	restore := func(name, snap string, req *csi.TopologyRequirement) (*csi.CreateVolumeResponse, error) {
-		r := drivertest.VolumeRequest(name, mib, req)
-		r.VolumeContentSource = drivertest.FromSnapshot(snap)
-		return c.CreateVolume(ctx, r)
-	}
-	_, err = restore("from-zonal", zonal, nil)
+	_, err = c.restore("from-zonal", zonal, nil)
 	wantCode(t, "restore of a snapshot whose copy is in zone-b", err, codes.ResourceExhausted, "region-1/zone-b")
 	regionReq := drivertest.Requisite(drivertest.Segment(world.DefaultRegionKey, "region-1"))
-	if r, err := restore("from-regional", regional.GetSnapshot().GetSnapshotId(), regionReq); err != nil {
+	if r, err := c.restore("from-regional", regional, regionReq); err != nil {
 		t.Errorf("restore of a region-wide snapshot while zone-b is down: %v", err)
 	} else if slices.ContainsFunc(r.GetVolume().GetAccessibleTopology(), func(s *csi.Topology) bool { return sameTopology([]*csi.Topology{s}, zones("zone-b")) }) {
 		t.Errorf("restore of a region-wide snapshot landed in zone-b, which is down")
@@ -187,19 +205,13 @@ func TestZoneOutage(t *testing.T) {
 	wantCode(t, "DeleteSnapshot with a copy in zone-b", err, codes.Unavailable, "zone-b")
 	_, err = c.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: volB, CapacityRange: &csi.CapacityRange{RequiredBytes: 2 * mib}})
 	wantCode(t, "ControllerExpandVolume in zone-b", err, codes.Unavailable, "zone-b")
+}
 
-	d.SetFaults(t, drivertest.NoRules)
-	if got, got2 := health(volB), nodeHealth(volB); got != nil || got2 != nil {
-		t.Errorf("after the outage, health of the volume in zone-b = %v (controller), %v (node), want none", got, got2)
-	}
-	if r, err := restore("from-zonal", zonal, nil); err != nil {
-		t.Errorf("restore of the zonal snapshot after the outage: %v", err)
-	} else if !sameTopology(r.GetVolume().GetAccessibleTopology(), zones("zone-b")) {
-		t.Errorf("restore of the zonal snapshot landed in %v, want zone-b", r.GetVolume().GetAccessibleTopology())
-	}
-	if _, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: volB}); err != nil {
-		t.Errorf("DeleteVolume after the outage: %v", err)
-	}
+// restore creates a volume from a snapshot, placed by req.
+func (c *client) restore(name, snap string, req *csi.TopologyRequirement) (*csi.CreateVolumeResponse, error) {
+	r := drivertest.VolumeRequest(name, mib, req)
+	r.VolumeContentSource = drivertest.FromSnapshot(snap)
+	return c.CreateVolume(context.Background(), r)
 }
 
 // TestNodeZoneOutage takes down the node's own zone: its node calls that
