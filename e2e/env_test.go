@@ -179,6 +179,9 @@ func (e *env) storageClass(ctx context.Context, mode storagev1.VolumeBindingMode
 	_, err := e.f.ClientSet.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
 	framework.ExpectNoError(err, "creating StorageClass %s", sc.Name)
 	ginkgo.DeferCleanup(framework.IgnoreNotFound(e.f.ClientSet.StorageV1().StorageClasses().Delete), sc.Name, metav1.DeleteOptions{})
+	if mode == storagev1.VolumeBindingWaitForFirstConsumer {
+		e.waitCapacityPublished(ctx, sc.Name)
+	}
 	return sc.Name
 }
 

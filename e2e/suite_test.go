@@ -18,6 +18,7 @@ const (
 	labelTopology         = "topology"
 	labelGateOff          = "feature-gate-off"
 	labelAttachLimits     = "attach-limits"
+	labelStorageCapacity  = "storage-capacity"
 	labelSlow             = "slow"
 	// labelCapabilityOff: specs for a driver without
 	// SNAPSHOT_ACCESSIBILITY_CONSTRAINTS (extension file snapshotTopology:
@@ -92,6 +93,7 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	defineTopology(e)
 	defineGateOff(e)
 	defineAttachLimits(e)
+	defineStorageCapacity(e)
 	defineLifecycle(e)
 	defineData(e)
 	defineZoneOutage(e)

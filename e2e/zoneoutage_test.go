@@ -21,7 +21,7 @@ const labelZoneOutage = "zone-outage"
 // defineZoneOutage holds the zone outage spec: what a topology-aware
 // driver and Kubernetes do with snapshots while one zone is down.
 func defineZoneOutage(e *env) {
-	ginkgo.It("scenario 19: with a zone down, a region-wide snapshot restores into another zone of its region, a zonal snapshot's restore waits with a reason naming the zone and completes once the zone is back", ginkgo.Label(labelZoneOutage, labelSnapshotTopology), func(ctx context.Context) {
+	ginkgo.It("scenario 20: with a zone down, a region-wide snapshot restores into another zone of its region, a zonal snapshot's restore waits with a reason naming the zone and completes once the zone is back", ginkgo.Label(labelZoneOutage, labelSnapshotTopology), func(ctx context.Context) {
 		if why := e.ext.ZoneOutageMissing(); why != "" {
 			e2eskipper.Skipf("%s", why)
 		}

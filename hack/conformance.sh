@@ -13,7 +13,8 @@
 #      zonepath-sanity against the driver as Kubernetes runs it there
 #      (controller socket plus node-a-1's node plugin);
 #   4. a second fake-zones cluster from hack/conformance/e2e-cluster.yaml
-#      (two regions, the VolumeSnapshotTopology gate on), and the e2e suite
+#      (two regions, the VolumeSnapshotTopology gate on, zones of different
+#      capacity for the storage-capacity specs), and the e2e suite
 #      bin/zonepath-e2e against it with the example driver files of
 #      e2e/testdata, every spec but those of the other runs; JUnit in
 #      e2e/junit-zonepath.xml; then on the same cluster for its second
@@ -70,6 +71,7 @@ bin/zonepath-sanity \
   --csi.controllerendpoint "unix://$cluster/csi/controller.sock" \
   --csi.mountdir "$cluster/sanity/mnt" --csi.stagingdir "$cluster/sanity/staging" \
   --csi.testnodevolumeattachlimit --zonepath.config hack/conformance/sanity.yaml \
+  --csi.testvolumemutableparameters sanity/testdata/mutable-parameters.yaml \
   --ginkgo.junit-report "$out/cluster-sanity.xml" --ginkgo.no-color | tee "$out/cluster-sanity.txt"
 bin/zonepath-cluster down --work-dir "$cluster" >>"$out/down.log" 2>&1
 

@@ -40,10 +40,14 @@ start_driver() {
 
 paths() { echo --csi.mountdir "$work/$1/mnt" --csi.stagingdir "$work/$1/staging"; }
 
+# The mutable parameters upstream's ModifyVolume tests send (CreateVolume and
+# ControllerModifyVolume): zonepath's IOPS tier (driver/README.md).
+mutable=(--csi.testvolumemutableparameters sanity/testdata/mutable-parameters.yaml)
+
 start_driver upstream
 echo "sanity: [1/3] bin/csi-sanity (csi-test v5.6.0), skipping: $skip"
 # shellcheck disable=SC2046
-bin/csi-sanity --csi.endpoint "unix://$sock" $(paths upstream) --csi.testnodevolumeattachlimit \
+bin/csi-sanity --csi.endpoint "unix://$sock" $(paths upstream) --csi.testnodevolumeattachlimit "${mutable[@]}" \
   --ginkgo.skip "$skip" --ginkgo.junit-report "$out/csi-sanity.xml" --ginkgo.no-color | tee "$out/csi-sanity.txt"
 stop_driver
 
@@ -56,7 +60,7 @@ outage_rule='rules: [{name: sanity-outage, match: {segment: {topology.kubernetes
 start_driver zonepath --fault-rules "$faults" --fault-rules-reload-interval 100ms
 echo "sanity: [2/3] bin/zonepath-sanity: upstream suite and zonepath extensions"
 # shellcheck disable=SC2046
-bin/zonepath-sanity --csi.endpoint "unix://$sock" $(paths zonepath) --csi.testnodevolumeattachlimit \
+bin/zonepath-sanity --csi.endpoint "unix://$sock" $(paths zonepath) --csi.testnodevolumeattachlimit "${mutable[@]}" \
   --zonepath.config sanity/testdata/zonepath.yaml --ginkgo.junit-report "$out/zonepath-sanity.xml" --ginkgo.no-color \
   --zonepath.outage-command "printf '%s\\n' '$outage_rule' > $faults.tmp && mv $faults.tmp $faults" \
   --zonepath.recover-command "printf 'rules: []\\n' > $faults.tmp && mv $faults.tmp $faults" \

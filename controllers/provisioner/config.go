@@ -9,8 +9,8 @@ import (
 // Config is what zonepath-provisioner's flags set. The names and defaults
 // follow csi-provisioner's flags of the same name, so a deployment of the
 // upstream sidecar can switch to this binary without changing arguments
-// (except those of features this binary leaves out: capacity tracking,
-// node deployment and CSI migration).
+// (except those of features this binary leaves out: node deployment and
+// CSI migration).
 type Config struct {
 	// Sidecar holds the flags every CSI sidecar shares: --csi-address,
 	// --kubeconfig, --leader-election*, --kube-api-qps/burst,
@@ -31,4 +31,14 @@ type Config struct {
 	ImmediateTopology           bool
 	ControllerPublishReadOnly   bool
 	PreventVolumeModeConversion bool
+
+	// Capacity tracking (capacity.go): --enable-capacity and the flags
+	// that tune it.
+	EnableCapacity              bool
+	CapacityOwnerrefLevel       int
+	CapacityPollInterval        time.Duration
+	CapacityForImmediateBinding bool
+	CapacityThreads             uint
+	KubeAPICapacityQPS          float32
+	KubeAPICapacityBurst        int
 }

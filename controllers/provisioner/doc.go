@@ -150,6 +150,20 @@
 // restore outside the snapshot's topology. Pinning adds a patch of the
 // claim before the first attempt and one when it is bound.
 //
+// # Storage capacity
+//
+// With --enable-capacity, Run wires upstream's capacity controller
+// (pkg/capacity, pkg/capacity/topology, pkg/owner) as csi-provisioner's
+// main does for a central controller, with the same flags and defaults
+// (capacity.go): one CSIStorageCapacity per segment of the driver (from
+// the CSINodes and Nodes that have it) and WaitForFirstConsumer class, in
+// $NAMESPACE, owned by the object --capacity-ownerref-level levels above
+// the pod $POD_NAME (-1: none, as fake zones run it: they run processes,
+// not pods). Upstream's provision wrapper refreshes a segment's objects
+// after each volume created or deleted there; it sits between our wrapper
+// and upstream's provisioner. Left out: the v1beta1 fallback (the v1 API
+// is in every cluster zonepath supports) and per-node deployment.
+//
 // # What it must not do
 //
 // It owns one input of upstream's controller, the StorageClass it sees,

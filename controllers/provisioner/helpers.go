@@ -5,7 +5,6 @@ import (
 
 	ctrl "github.com/kubernetes-csi/external-provisioner/v6/pkg/controller"
 	"github.com/kubernetes-csi/external-provisioner/v6/pkg/features"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/internal/bootstrap"
@@ -24,10 +23,7 @@ type helpers struct {
 // controller only for CLONE_VOLUME drivers (upstream returns nil
 // otherwise), the sweep only when enabled and the snapshot v1 API exists.
 func newHelpers(ctx context.Context, cfg Config, c *bootstrap.Clients, d *driver, k *caches) helpers {
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryIntervalStart, cfg.RetryIntervalMax),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "claims"})
-	h := helpers{clones: ctrl.NewCloningProtectionController(c.Kube, k.claims, k.claimInformer(), queue, d.ctrlCaps)}
+	h := helpers{clones: ctrl.NewCloningProtectionController(c.Kube, k.claims, k.claimInformer(), retryQueue[string](cfg, "claims"), d.ctrlCaps)}
 	if cfg.SnapshotOrphanSweepInterval <= 0 {
 		return h
 	}

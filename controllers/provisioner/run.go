@@ -22,9 +22,9 @@ import (
 )
 
 // Run provisions volumes for the driver at cfg.Sidecar.CSIAddress until
-// ctx ends, wired as csi-provisioner v6.3.0 wires it (without capacity
-// tracking, node deployment, CSI migration and cross-namespace data
-// sources), with upstream's provisioner wrapped by New. The process
+// ctx ends, wired as csi-provisioner v6.3.0 wires it (without node
+// deployment, CSI migration and cross-namespace data sources; capacity
+// tracking with --enable-capacity), with upstream's provisioner wrapped by New. The process
 // plumbing (API client, HTTP, leader election) is package bootstrap's.
 func Run(ctx context.Context, cfg Config) error {
 	// Upstream reads ReferenceGrants for cross-namespace data sources; this
@@ -50,7 +50,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if sidecar.ServesHTTP() {
 		options = append(options, handleMetrics(sidecar.Mux, cfg.Sidecar.MetricsPath, d))
 	}
-	wrapper := New(newUpstream(cfg, c, d, k), Options{
+	tracking, err := capacityOf(ctx, cfg, c.Config, d, k)
+	if err != nil {
+		return err
+	}
+	wrapper := New(tracking.wrap(newUpstream(cfg, c, d, k)), Options{
 		Resolver: snapshotapi.Resolver{Reader: snapshotapi.Live{Client: c.Dynamic}, CrossNamespace: crossNamespace()},
 		Claims:   c.Kube.CoreV1(),
 	})
@@ -63,6 +67,7 @@ func Run(ctx context.Context, cfg Config) error {
 	helpers := newHelpers(ctx, cfg, c, d, k)
 	sidecar.Lock = d.name
 	return sidecar.Run(ctx, func(ctx context.Context) error {
+		tracking.start(ctx, cfg.CapacityThreads)
 		if err := k.start(ctx); err != nil {
 			return err
 		}

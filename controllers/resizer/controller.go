@@ -25,10 +25,9 @@ import (
 // Controller expands the volumes of claims bound to a CSI volume of its
 // driver (see ours).
 //
-// Issue 23's seam: ControllerModifyVolume (VolumeAttributesClass) is a
-// second loop on the same claim informer with its own queue and a
-// Modifier beside Expander; nothing here handles
-// spec.volumeAttributesClassName.
+// ControllerModifyVolume (VolumeAttributesClass) is a second loop on the
+// same claim informer with its own queue and a Modifier beside Expander
+// (modify.go), added by EnableModify.
 type Controller struct {
 	o        Options
 	kube     kubernetes.Interface
@@ -40,6 +39,7 @@ type Controller struct {
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
 	finals   keySet
+	modify   *modifyLoop // nil: no modify loop
 }
 
 // NewController builds the controller on kube's claim and volume
@@ -148,9 +148,15 @@ func (c *Controller) Run(ctx context.Context) error {
 			for c.next(ctx) {
 			}
 		})
+		if c.modify != nil {
+			wg.Go(func() { c.modify.run(ctx) })
+		}
 	}
 	<-ctx.Done()
 	c.queue.ShutDown()
+	if c.modify != nil {
+		c.modify.queue.ShutDown()
+	}
 	wg.Wait()
 	return nil
 }

@@ -42,10 +42,35 @@
 // kubelet writes its side with): strategic merge patches of pvc/status
 // carrying the resourceVersion they were computed from.
 //
+// # ModifyVolume
+//
+// For a plugin with the controller capability MODIFY_VOLUME, on a server
+// that serves storage.k8s.io/v1 VolumeAttributesClasses, a second loop
+// (modify.go, with its own queue on the same claim informer) does
+// csi-resizer's modify controller's job. A bound claim of the driver whose
+// spec.volumeAttributesClassName differs from
+// status.currentVolumeAttributesClassName:
+//
+//  1. a class that does not exist: status.modifyVolumeStatus Pending (the
+//     API's "the specified VolumeAttributesClass not existing"); its
+//     creation brings the claim back;
+//  2. InProgress, then ControllerModifyVolume with the class's parameters
+//     as mutable_parameters;
+//  3. the volume's spec.volumeAttributesClassName (a merge patch of that
+//     field), then the claim's current class, the status cleared.
+//
+// INVALID_ARGUMENT ("Parameters not supported ... The SP MUST NOT have
+// applied any modification", CSI 1.13 ControllerModifyVolume Errors),
+// NOT_FOUND and OUT_OF_RANGE, and a class of another driver, make the
+// claim Infeasible with a Warning; it is not retried until the claim names
+// another class, and naming the current one again clears the status.
+// Other errors keep it InProgress, retried with backoff. Events use
+// csi-resizer's reasons (VolumeModify, VolumeModifyFailed,
+// VolumeModifySuccessful).
+//
 // # Not here
 //
-// ModifyVolume (VolumeAttributesClass) is issue 23's; the seam is named on
-// Controller. csi-resizer's pod tracking for drivers that expand offline
+// csi-resizer's pod tracking for drivers that expand offline
 // only is not needed by a driver that expands online, so
 // --handle-volume-inuse-error is accepted and ignored. Migrated in-tree
 // volumes are not supported, nor secrets: a volume naming

@@ -25,6 +25,9 @@ type Capabilities struct {
 	// SINGLE_NODE_MULTI_WRITER, which changes how ReadWriteOnce maps to a
 	// CSI access mode.
 	SingleNodeMultiWriter bool
+	// Modify: controller capability MODIFY_VOLUME, so the modify loop
+	// runs (modify.go).
+	Modify bool
 }
 
 // Probe asks the plugin for its expansion capabilities. csirpc's plugin
@@ -42,6 +45,7 @@ func Probe(ctx context.Context, conn *grpc.ClientConn) (Capabilities, error) {
 	c := Capabilities{
 		Controller:            controller[csi.ControllerServiceCapability_RPC_EXPAND_VOLUME],
 		SingleNodeMultiWriter: controller[csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER],
+		Modify:                controller[csi.ControllerServiceCapability_RPC_MODIFY_VOLUME],
 	}
 	for _, pc := range plugin.GetCapabilities() {
 		if pc.GetVolumeExpansion() != nil && pc.GetVolumeExpansion().GetType() != csi.PluginCapability_VolumeExpansion_UNKNOWN {

@@ -24,6 +24,10 @@ type fakeCSI struct {
 	csi.UnimplementedControllerServer
 	controller   bool // EXPAND_VOLUME
 	nodeRequired bool
+	modify       bool // MODIFY_VOLUME
+
+	modifyErrs []error // the next ControllerModifyVolume calls' errors; nil entries and after them: success
+	modifies   []*csi.ControllerModifyVolumeRequest
 
 	mu       sync.Mutex
 	errs     []error // the next calls' errors, in order; a nil entry succeeds
@@ -54,7 +58,32 @@ func (f *fakeCSI) ControllerGetCapabilities(context.Context, *csi.ControllerGetC
 			Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: csi.ControllerServiceCapability_RPC_EXPAND_VOLUME}},
 		})
 	}
+	if f.modify {
+		rsp.Capabilities = append(rsp.Capabilities, &csi.ControllerServiceCapability{
+			Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: csi.ControllerServiceCapability_RPC_MODIFY_VOLUME}},
+		})
+	}
 	return rsp, nil
+}
+
+func (f *fakeCSI) ControllerModifyVolume(_ context.Context, req *csi.ControllerModifyVolumeRequest) (*csi.ControllerModifyVolumeResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.modifies = append(f.modifies, proto.Clone(req).(*csi.ControllerModifyVolumeRequest))
+	var err error
+	if len(f.modifyErrs) > 0 {
+		err, f.modifyErrs = f.modifyErrs[0], f.modifyErrs[1:]
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &csi.ControllerModifyVolumeResponse{}, nil
+}
+
+func (f *fakeCSI) modifyCalls() []*csi.ControllerModifyVolumeRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*csi.ControllerModifyVolumeRequest(nil), f.modifies...)
 }
 
 func (f *fakeCSI) ControllerExpandVolume(_ context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {

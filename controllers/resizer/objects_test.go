@@ -85,6 +85,11 @@ func startResync(t *testing.T, f *fakeCSI, period time.Duration, objs ...runtime
 	if err != nil {
 		t.Fatal(err)
 	}
+	if caps.Modify {
+		if err := c.EnableModify(NewModifier(conn)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	t.Cleanup(func() {

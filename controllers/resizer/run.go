@@ -3,9 +3,14 @@ package resizer
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	"google.golang.org/grpc"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/internal/bootstrap"
@@ -43,8 +48,17 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	modify, err := modifyServed(caps, sidecar.Clients.Kube.Discovery())
+	if err != nil {
+		return err
+	}
+	if modify {
+		if err := ctrl.EnableModify(NewModifier(conn)); err != nil {
+			return err
+		}
+	}
 	klog.FromContext(ctx).Info("Starting the resizer", "driver", cfg.Options.DriverName,
-		"controllerExpansion", caps.Controller, "nodeOnlyExpansion", caps.Node)
+		"controllerExpansion", caps.Controller, "nodeOnlyExpansion", caps.Node, "modify", modify)
 	sidecar.Lock = leaderLockPrefix + "-" + cfg.Options.DriverName
 	return sidecar.Run(ctx, ctrl.Run)
 }
@@ -69,4 +83,23 @@ func probePlugin(ctx context.Context, conn *grpc.ClientConn, o *Options) (Capabi
 		return Capabilities{}, fmt.Errorf("CSI driver %s has neither the controller capability EXPAND_VOLUME nor the plugin capability VolumeExpansion", name)
 	}
 	return caps, nil
+}
+
+// modifyServed says whether the modify loop runs: the plugin has
+// MODIFY_VOLUME and the API server serves storage.k8s.io/v1
+// VolumeAttributesClasses (GA in Kubernetes 1.34; on an older server its
+// informer would never sync). Like csi-provisioner, which stops passing
+// mutable_parameters without that API.
+func modifyServed(caps Capabilities, d discovery.DiscoveryInterface) (bool, error) {
+	if !caps.Modify {
+		return false, nil
+	}
+	resources, err := d.ServerResourcesForGroupVersion(storagev1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discovering storage.k8s.io/v1: %w", err)
+	}
+	return slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == "volumeattributesclasses" }), nil
 }

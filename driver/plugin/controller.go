@@ -18,7 +18,8 @@ import (
 
 const defaultVolumeSize = 1 << 30
 
-// controllerRPCs are the controller capabilities this driver reports.
+// controllerRPCs are the controller capabilities this driver always
+// reports; controllerCapabilities adds those that can be switched off.
 var controllerRPCs = []csi.ControllerServiceCapability_RPC_Type{
 	csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
 	csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME,
@@ -37,7 +38,7 @@ var controllerRPCs = []csi.ControllerServiceCapability_RPC_Type{
 
 // ControllerGetCapabilities implements csi.ControllerServer.
 func (p *Plugin) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	rpcs := append(slices.Clone(controllerRPCs), p.controllerHealthRPCs()...)
+	rpcs := append(p.controllerCapabilities(), p.controllerHealthRPCs()...)
 	return &csi.ControllerGetCapabilitiesResponse{Capabilities: wrapAll(rpcs, func(t csi.ControllerServiceCapability_RPC_Type) *csi.ControllerServiceCapability {
 		return &csi.ControllerServiceCapability{Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: t}}}
 	})}, nil
@@ -167,6 +168,7 @@ type volumeSpec struct {
 	limit          int64
 	block          bool
 	params         map[string]string
+	mutable        map[string]string
 	sourceSnapshot string
 	sourceVolume   string
 	candidates     []int // nil: unconstrained
@@ -177,15 +179,17 @@ func (p *Plugin) volumeSpec(req *csi.CreateVolumeRequest) (*volumeSpec, error) {
 	if err := checkName("name", req.GetName()); err != nil {
 		return nil, err
 	}
-	// The driver has no volume parameters: one in its prefix is a mistake.
-	if err := checkParameters(req.GetParameters()); err != nil {
+	if err := checkVolumeParameters(req.GetParameters()); err != nil {
+		return nil, err
+	}
+	if err := p.checkCreateMutable(req.GetMutableParameters()); err != nil {
 		return nil, err
 	}
 	block, err := accessType(req.GetVolumeCapabilities())
 	if err != nil {
 		return nil, err
 	}
-	spec := &volumeSpec{name: req.GetName(), block: block, params: req.GetParameters(), requirement: req.GetAccessibilityRequirements()}
+	spec := &volumeSpec{name: req.GetName(), block: block, params: req.GetParameters(), mutable: req.GetMutableParameters(), requirement: req.GetAccessibilityRequirements()}
 	if spec.required, spec.limit, spec.size, err = p.capacity(req.GetCapacityRange(), block); err != nil {
 		return nil, err
 	}
@@ -282,6 +286,10 @@ func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 		why = "its access type differs"
 	case !maps.Equal(v.Parameters, spec.params):
 		why = "its parameters differ"
+	case !hasValues(v.MutableParameters, spec.mutable):
+		// Compared with the current values: "compatible with the
+		// specified ... mutable_parameters" (CreateVolume).
+		why = "its mutable parameters differ"
 	case v.SourceSnapshot != spec.sourceSnapshot || v.SourceVolume != spec.sourceVolume:
 		why = "its volume_content_source differs"
 	case spec.candidates != nil && len(spec.requirement.GetRequisite()) > 0 && !slices.Contains(spec.candidates, p.zoneIndex(v.Zone)):
@@ -309,7 +317,7 @@ func (p *Plugin) placeVolume(tx *state.Tx, id string, spec *volumeSpec) (*state.
 		}
 		return &state.Volume{
 			ID: id, Name: spec.name, CapacityBytes: spec.size, Zone: z.ID(), Block: spec.block,
-			Parameters: spec.params, SourceSnapshot: spec.sourceSnapshot, SourceVolume: spec.sourceVolume, Created: time.Now().UTC(),
+			Parameters: spec.params, MutableParameters: spec.mutable, SourceSnapshot: spec.sourceSnapshot, SourceVolume: spec.sourceVolume, Created: time.Now().UTC(),
 		}, nil
 	}
 	return nil, status.Errorf(codes.ResourceExhausted, "no room for %d bytes in zones %s", spec.size, p.zoneNames(candidates))
@@ -468,11 +476,15 @@ func (p *Plugin) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 	}
 	// CSI: confirmed "SHALL only be set if all the volume capabilities and
 	// parameters specified in the request are supported".
-	if err := checkParameters(req.GetParameters()); err != nil {
+	if err := checkVolumeParameters(req.GetParameters()); err != nil {
+		return &csi.ValidateVolumeCapabilitiesResponse{Message: status.Convert(err).Message()}, nil
+	}
+	if err := p.checkCreateMutable(req.GetMutableParameters()); err != nil {
 		return &csi.ValidateVolumeCapabilitiesResponse{Message: status.Convert(err).Message()}, nil
 	}
 	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{
 		VolumeContext: req.GetVolumeContext(), VolumeCapabilities: req.GetVolumeCapabilities(), Parameters: req.GetParameters(),
+		MutableParameters: req.GetMutableParameters(),
 	}}, nil
 }
 
@@ -482,7 +494,7 @@ func (p *Plugin) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 // access type is read from the capabilities alone: the external-provisioner
 // sends them without an access mode.
 func (p *Plugin) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
-	if err := checkParameters(req.GetParameters()); err != nil {
+	if err := checkVolumeParameters(req.GetParameters()); err != nil {
 		return nil, err
 	}
 	block := slices.ContainsFunc(req.GetVolumeCapabilities(), func(c *csi.VolumeCapability) bool { return c.GetBlock() != nil })
@@ -573,7 +585,7 @@ func (p *Plugin) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 // csiVolume renders a volume; accessible_topology only when the plugin
 // advertises VOLUME_ACCESSIBILITY_CONSTRAINTS.
 func (p *Plugin) csiVolume(v *state.Volume) *csi.Volume {
-	out := &csi.Volume{VolumeId: v.ID, CapacityBytes: v.CapacityBytes}
+	out := &csi.Volume{VolumeId: v.ID, CapacityBytes: v.CapacityBytes, VolumeContext: volumeContext(v)}
 	switch {
 	case v.SourceSnapshot != "":
 		out.ContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: v.SourceSnapshot}}}

@@ -96,7 +96,8 @@ const (
 	CapStorageHealth         = "GET_STORAGE_HEALTH"
 )
 
-// DisableCapabilities switches off the named plugin capabilities, so that
+// DisableCapabilities switches off the named plugin or controller
+// capabilities, so that
 // the driver plays one that lacks them. Blank names are ignored; an
 // unknown name is an error naming it.
 func (c *Config) DisableCapabilities(names []string) error {
@@ -109,6 +110,8 @@ func (c *Config) DisableCapabilities(names []string) error {
 			c.DisableVolumeAccessibility = true
 		case CapSnapshotAccessibility:
 			c.DisableSnapshotAccessibility = true
+		case CapModifyVolume:
+			c.DisableModifyVolume = true
 		case CapVolumeHealth:
 			c.DisableVolumeHealth = true
 		case CapListVolumeHealth:
@@ -117,7 +120,7 @@ func (c *Config) DisableCapabilities(names []string) error {
 			c.DisableStorageHealth = true
 		default:
 			return fmt.Errorf("unknown capability %q (known: %s)", n, strings.Join([]string{
-				CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapVolumeHealth, CapListVolumeHealth, CapStorageHealth}, ", "))
+				CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapModifyVolume, CapVolumeHealth, CapListVolumeHealth, CapStorageHealth}, ", "))
 		}
 	}
 	return nil

@@ -43,6 +43,7 @@ func TestDisableCapabilities(t *testing.T) {
 		{names: []string{""}},
 		{names: []string{" SNAPSHOT_ACCESSIBILITY_CONSTRAINTS "}, want: Config{DisableSnapshotAccessibility: true}},
 		{names: []string{CapControllerService, CapVolumeAccessibility}, want: Config{DisableControllerService: true, DisableVolumeAccessibility: true}},
+		{names: []string{CapModifyVolume}, want: Config{DisableModifyVolume: true}},
 		{names: []string{CapVolumeHealth, CapListVolumeHealth, CapStorageHealth}, want: Config{DisableVolumeHealth: true, DisableListVolumeHealth: true, DisableStorageHealth: true}},
 		{names: []string{"SNAPSHOT"}, wantErr: `unknown capability "SNAPSHOT"`},
 	}
@@ -58,6 +59,7 @@ func TestDisableCapabilities(t *testing.T) {
 		if err != nil || got.DisableControllerService != tc.want.DisableControllerService ||
 			got.DisableVolumeAccessibility != tc.want.DisableVolumeAccessibility ||
 			got.DisableSnapshotAccessibility != tc.want.DisableSnapshotAccessibility ||
+			got.DisableModifyVolume != tc.want.DisableModifyVolume ||
 			got.DisableVolumeHealth != tc.want.DisableVolumeHealth || got.DisableListVolumeHealth != tc.want.DisableListVolumeHealth ||
 			got.DisableStorageHealth != tc.want.DisableStorageHealth {
 			t.Errorf("DisableCapabilities(%q) = %+v, %v; want %+v", tc.names, got, err, tc.want)

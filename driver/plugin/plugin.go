@@ -49,6 +49,9 @@ type Config struct {
 	DisableControllerService     bool
 	DisableVolumeAccessibility   bool
 	DisableSnapshotAccessibility bool
+	// DisableModifyVolume switches off the MODIFY_VOLUME controller
+	// capability (modify.go).
+	DisableModifyVolume bool
 	// The volume health capabilities (health.go): GET_VOLUME_HEALTH
 	// (controller and node; off takes LIST_VOLUME_HEALTH with it),
 	// LIST_VOLUME_HEALTH and the node's GET_STORAGE_HEALTH.

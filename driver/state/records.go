@@ -10,6 +10,10 @@ type Volume struct {
 	Zone          string            `json:"zone"`
 	Block         bool              `json:"block,omitempty"`
 	Parameters    map[string]string `json:"parameters,omitempty"`
+	// MutableParameters are the current values of the parameters that
+	// ControllerModifyVolume changes, as CreateVolume's
+	// mutable_parameters and every modification since have set them.
+	MutableParameters map[string]string `json:"mutableParameters,omitempty"`
 	// SourceSnapshot and SourceVolume record the volume_content_source,
 	// so that a repeated CreateVolume can be checked for compatibility.
 	SourceSnapshot string    `json:"sourceSnapshot,omitempty"`

@@ -58,6 +58,13 @@ type File struct {
 	// resources to create snapshot"). Scenario 10 then expects that
 	// refusal instead of a snapshot usable from another segment.
 	SnapshotsInSourceSegmentOnly bool `json:"snapshotsInSourceSegmentOnly,omitempty"`
+	// StorageCapacity says the driver publishes CSIStorageCapacity
+	// objects (CSIDriver storageCapacity: true, external-provisioner
+	// --enable-capacity) and the cluster's segments differ in room, so
+	// that a size fits some and not others. The storage-capacity spec
+	// reads the sizes from the objects; it fails when they do not differ,
+	// and skips without this key.
+	StorageCapacity bool `json:"storageCapacity,omitempty"`
 	// Exhaustion says how to make CreateSnapshot fail with
 	// RESOURCE_EXHAUSTED in one segment and how to give it room again,
 	// with zonepath-sanity's keys. Optional: the spec skips without it.
@@ -138,7 +145,7 @@ func Parse(data []byte) (*File, error) {
 		for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
 			msg = strings.TrimPrefix(msg, p)
 		}
-		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, unrestrictedSnapshotClassParameters, restrictedSnapshotClassParameters, exhaustion.{exhaustedSegment, exhaustAfter, liftCommand, liftTimeout}, attachLimits.{%s}, %s)", msg, strings.Join(attachLimitsKeys, ", "), zoneOutageKeys)
+		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, unrestrictedSnapshotClassParameters, restrictedSnapshotClassParameters, storageCapacity, exhaustion.{exhaustedSegment, exhaustAfter, liftCommand, liftTimeout}, attachLimits.{%s}, %s)", msg, strings.Join(attachLimitsKeys, ", "), zoneOutageKeys)
 	}
 	return &f, nil
 }

@@ -24,6 +24,7 @@ var capabilities = map[string]string{
 	"global-snapshots":      "no VolumeSnapshotClass parameters make a snapshot without accessible_topology (unrestrictedSnapshotClassParameters)",
 	"restore-outside":       "no configured segment lies outside a snapshot's accessible_topology (global snapshots, or regional ones with every segment in one region), so no restore can be refused for being outside it",
 	"exhaustion":            "no segment can be made to run out of room for snapshots (RESOURCE_EXHAUSTED)",
+	"storage-capacity":      "the driver publishes no CSIStorageCapacity objects, or the cluster's segments do not differ in room (extension file storageCapacity)",
 	"region-key":            "the driver reports no region key",
 	"multi-region":          "every segment is in one region",
 	"second-zone-in-region": "no second segment in the first segment's region",
@@ -61,8 +62,9 @@ var capabilities = map[string]string{
 // driverLacks are what every personality lacks: each is the one zonepath
 // binary, deployed as Kubernetes runs it, and no personality's files
 // configure a zone outage. They explain skips of every row besides the
-// personality's own lacks:.
-var driverLacks = []string{"modify-volume", "group-snapshots", "split-plugins", "zone-outage"}
+// personality's own lacks:. zonepath has MODIFY_VOLUME and the volume
+// health RPCs, so their skips are no longer among them.
+var driverLacks = []string{"group-snapshots", "split-plugins", "zone-outage"}
 
 // skipRule maps skip reasons of one suite, matched whole, to a capability.
 type skipRule struct {
@@ -87,6 +89,7 @@ var skipRules = []skipRule{
 	rule(e2eSuite, "region-wide-snapshots", `driver ext: regionWideSnapshotClassParameters is not set.*`),
 	rule(e2eSuite, "global-snapshots", `driver ext: unrestrictedSnapshotClassParameters is not set.*`),
 	rule(e2eSuite, "exhaustion", `driver ext: exhaustion is not set.*`),
+	rule(e2eSuite, "storage-capacity", `driver ext: storageCapacity is not set.*`),
 	rule(e2eSuite, "region-key", `driver ext: regionKey is not set`),
 	rule(e2eSuite, "multi-region", `driver ext: every segment has \S+; a second region needs a segment in another region`),
 	rule(e2eSuite, "second-zone-in-region", `driver ext: no segment after segments\[0\] is in its region .*`),

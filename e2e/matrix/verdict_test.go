@@ -27,6 +27,7 @@ func report(cases ...reporters.JUnitTestCase) reporters.JUnitTestSuites {
 func TestJudge(t *testing.T) {
 	noRegion := spec("scenario 16c: restores", "skipped", "skipped - driver ext: regionKey is not set")
 	modify := spec("ModifyVolume", "skipped", "skipped - ControllerModifyVolume not supported")
+	split := spec("Node Service", "skipped", "skipped - Controller Service not provided: CreateVolume not supported")
 	unknown := spec("scenario 1: x", "skipped", "skipped - something nobody classified")
 	tests := []struct {
 		name     string
@@ -59,12 +60,18 @@ func TestJudge(t *testing.T) {
 	}, {
 		name:   "what every personality lacks explains a skip without lacks:",
 		suite:  sanitySuite,
-		report: report(modify),
+		report: report(split),
 		counts: "0/0/1",
+	}, {
+		name:     "a ModifyVolume skip: zonepath has MODIFY_VOLUME",
+		suite:    sanitySuite,
+		report:   report(modify),
+		counts:   "0/0/1",
+		problems: []string{"sanity: 1 skips not explained by lacks:"},
 	}, {
 		name:   "the other suite's reason explains nothing",
 		suite:  e2eSuite,
-		report: report(modify),
+		report: report(split),
 		counts: "0/0/1", problems: []string{"e2e: 1 skips not explained by lacks:"},
 	}, {
 		name:     "failed, timed out and panicked specs fail",

@@ -1,6 +1,10 @@
 package main
 
-import "github.com/zonepath/zonepath/fakezones/spec"
+import (
+	"k8s.io/utils/ptr"
+
+	"github.com/zonepath/zonepath/fakezones/spec"
+)
 
 // mutant is a broken set-up: a fake-zones cluster, built as for one of
 // conformance's suite runs, that breaks one rule the suite checks.
@@ -131,6 +135,26 @@ var mutants = []mutant{
 		catchers: []string{"3", "10", "13"},
 	},
 	{
+		name: "capacity-everywhere",
+		breaks: "driver: GetCapacity reports the same room, 1 PiB and no maximum_volume_size, for every zone, " +
+			"including the zones of 50Gi, so the CSIStorageCapacity objects no longer say where a volume fits (fault rule)",
+		run: &gateOnRun,
+		faults: `rules:
+- name: capacity-everywhere
+  match: {rpc: GetCapacity}
+  action: {mutate: {clear: [maximum_volume_size], set: {available_capacity: 1125899906842624}}}
+`,
+		catchers: []string{"22a"},
+	},
+	{
+		name: "scheduler-ignores-capacity",
+		breaks: "cluster: CSIDrivers without storageCapacity: true (cluster file storageCapacity: false), so the scheduler " +
+			"places WaitForFirstConsumer claims without reading the CSIStorageCapacity objects the provisioner publishes",
+		run:      &gateOnRun,
+		cluster:  func(f *spec.File) { f.StorageCapacity = ptr.To(false) },
+		catchers: []string{"22b"},
+	},
+	{
 		name:     "csinode-without-allocatable",
 		breaks:   "driver: NodeGetInfo reports no max_volumes_per_node, so CSINode has no allocatable.count (cluster file maxVolumesPerNode: 0)",
 		run:      &cluster2Run,
@@ -147,6 +171,6 @@ var mutants = []mutant{
   match: {rpc: CreateVolume, segment: {topology.kubernetes.io/zone: zone-a}}
   action: {code: ResourceExhausted, message: "zone-a is full"}
 `,
-		catchers: []string{"19"},
+		catchers: []string{"20"},
 	},
 }

@@ -19,6 +19,8 @@ type component struct {
 	// bin is the binary's name under Options.BinDir.
 	bin  string
 	args []string
+	// env is added to the process's environment.
+	env []string
 }
 
 // binary is the path of a binary under the bin directory.
@@ -71,7 +73,7 @@ func (u *up) check() error {
 }
 
 func (u *up) spec(c component) proc.Spec {
-	return proc.Spec{Name: c.name, Path: u.binary(c.bin), Args: c.args, Log: u.w.log(c.name)}
+	return proc.Spec{Name: c.name, Path: u.binary(c.bin), Args: c.args, Env: c.env, Log: u.w.log(c.name)}
 }
 
 func (u *up) etcd() component {
@@ -248,12 +250,38 @@ func (u *up) sidecarsOn(prefix, socket string, election []string) []component {
 		}
 		return component{name: prefix + name, bin: upstream, args: args}
 	}
+	provisioner := pick("provisioner", "zonepath-provisioner", "csi-provisioner")
+	provisioner.args, provisioner.env = append(provisioner.args, capacityArgs...), u.capacityEnv()
 	return []component{
-		pick("provisioner", "zonepath-provisioner", "csi-provisioner"),
+		provisioner,
 		pick("snapshotter", "zonepath-snapshotter", "csi-snapshotter"),
 		{name: prefix + "attacher", bin: "csi-attacher", args: append(slices.Clone(common), u.backoffArgs("attacher")...)},
 		{name: prefix + "resizer", bin: "zonepath-resizer", args: append(slices.Clone(common), u.backoffArgs("resizer")...)},
 	}
+}
+
+// capacityArgs turn capacity tracking on in every provisioner (zonepath's
+// or upstream's, the same flags): CSIStorageCapacity objects per zone and
+// WaitForFirstConsumer class, which the scheduler reads because every
+// CSIDriver here has storageCapacity: true. Fake zones run processes, not
+// pods, so there is no pod to own the objects (upstream's owner lookup
+// starts at $POD_NAME): level -1, no owner; down removes them with the
+// cluster. A 10 s poll instead of a minute keeps the objects close to the
+// driver while a spec runs; the provisioner also refreshes a zone's
+// objects after each volume it creates or deletes there.
+// Specs create classes one after another: 20 writes a second (upstream's
+// default is 1) publish a new class's objects before its first pod.
+var capacityArgs = []string{"--enable-capacity", "--capacity-ownerref-level=-1", "--capacity-poll-interval=10s",
+	"--kube-api-capacity-qps=20", "--kube-api-capacity-burst=50"}
+
+// capacityEnv is where the provisioners publish the objects: Namespace
+// with --rbac, where deploy/rbac lets them write; "default" without,
+// which every cluster has.
+func (u *up) capacityEnv() []string {
+	if u.rbac == nil {
+		return []string{"NAMESPACE=default"}
+	}
+	return []string{"NAMESPACE=" + Namespace}
 }
 
 // extraDrivers are the processes of every extra driver of the cluster

@@ -148,7 +148,7 @@ func perDriver[T any](cl *spec.Cluster, of func(cl *spec.Cluster, driver string)
 func InstallStorage(ctx context.Context, c Clients, cl *spec.Cluster) error {
 	var drivers []*storagev1.CSIDriver
 	for _, name := range cl.Drivers() {
-		drivers = append(drivers, CSIDriver(name))
+		drivers = append(drivers, CSIDriver(name, cl.SchedulesByCapacity()))
 	}
 	if err := createAll(ctx, "CSIDriver", drivers, c.Kube.StorageV1().CSIDrivers().Create); err != nil {
 		return err
@@ -156,14 +156,18 @@ func InstallStorage(ctx context.Context, c Clients, cl *spec.Cluster) error {
 	return createAll(ctx, "StorageClass", StorageClasses(cl), c.Kube.StorageV1().StorageClasses().Create)
 }
 
-// CSIDriver is the CSIDriver object of every zonepath instance.
-func CSIDriver(name string) *storagev1.CSIDriver {
+// CSIDriver is the CSIDriver object of every zonepath instance;
+// storageCapacity says whether the scheduler reads CSIStorageCapacity.
+func CSIDriver(name string, storageCapacity bool) *storagev1.CSIDriver {
 	return &storagev1.CSIDriver{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: storagev1.CSIDriverSpec{
 			AttachRequired:       ptr.To(true),
 			PodInfoOnMount:       ptr.To(false),
 			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent},
+			// The provisioners publish CSIStorageCapacity objects
+			// (cluster: --enable-capacity); the scheduler reads them.
+			StorageCapacity: ptr.To(storageCapacity),
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -71,6 +72,10 @@ type File struct {
 	// SnapshotQuotas limits the snapshot copies of single zones, by zone
 	// name, so that a test can exhaust one (RESOURCE_EXHAUSTED).
 	SnapshotQuotas map[string]int64 `json:"snapshotQuotas,omitempty"`
+	// Capacities are the bytes of volumes single zones hold ("10Gi"), by
+	// zone name, so that zones differ in the room GetCapacity reports and
+	// the CSIStorageCapacity objects publish; other zones are unlimited.
+	Capacities map[string]resource.Quantity `json:"capacities,omitempty"`
 	// Nodes overrides single nodes by name.
 	Nodes []NodeOverride `json:"nodes,omitempty"`
 	// ExtraDrivers are more instances of the zonepath driver under other
@@ -88,7 +93,16 @@ type File struct {
 	// only from the node plugins' registration, as kubelet's do. Default
 	// true.
 	WellKnownNodeLabels *bool `json:"wellKnownNodeLabels,omitempty"`
+	// StorageCapacity false installs the CSIDrivers without
+	// storageCapacity: true, so that the scheduler ignores the
+	// CSIStorageCapacity objects the provisioners still publish, as in a
+	// cluster that never turned capacity tracking on. Default true.
+	StorageCapacity *bool `json:"storageCapacity,omitempty"`
 }
+
+// SchedulesByCapacity says whether the CSIDrivers ask the scheduler to
+// read CSIStorageCapacity objects (File.StorageCapacity).
+func (f File) SchedulesByCapacity() bool { return f.StorageCapacity == nil || *f.StorageCapacity }
 
 // DriverSettings are the cluster file's driver section.
 type DriverSettings struct {
@@ -276,6 +290,21 @@ func (f File) validate() error {
 			return fmt.Errorf("snapshotQuotas: %s: %d is negative", zone, quota)
 		}
 	}
+	return f.validateCapacities()
+}
+
+// validateCapacities checks that each capacity names a zone of the
+// cluster and is not negative, in zone order.
+func (f File) validateCapacities() error {
+	for _, zone := range slices.Sorted(maps.Keys(f.Capacities)) {
+		c := f.Capacities[zone]
+		if !f.hasZone(zone) {
+			return fmt.Errorf("capacities: %q is not a zone of this cluster (%s to %s)", zone, ZoneName(0), ZoneName(f.Zones-1))
+		}
+		if c.Sign() < 0 {
+			return fmt.Errorf("capacities: %s: %s is negative", zone, c.String())
+		}
+	}
 	return nil
 }
 
@@ -409,6 +438,9 @@ func (c *Cluster) DriverTopology() world.File {
 		zone := world.Zone{Name: ZoneName(z), Racks: racks}
 		if q, ok := c.SnapshotQuotas[zone.Name]; ok {
 			zone.SnapshotQuota = &q
+		}
+		if c, ok := c.Capacities[zone.Name]; ok {
+			zone.Capacity = c.String()
 		}
 		f.Regions[r].Zones = append(f.Regions[r].Zones, zone)
 	}

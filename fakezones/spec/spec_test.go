@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -122,6 +123,8 @@ func TestExpandErrors(t *testing.T) {
 		{name: "negative node limit", file: File{Nodes: []NodeOverride{{Name: "node-a-1", MaxVolumesPerNode: ptr.To[int64](-2)}}}, wantErr: "maxVolumesPerNode -2"},
 		{name: "quota of unknown zone", file: File{SnapshotQuotas: map[string]int64{"zone-q": 1}}, wantErr: `snapshotQuotas: "zone-q" is not a zone`},
 		{name: "negative quota", file: File{SnapshotQuotas: map[string]int64{"zone-a": -1}}, wantErr: "zone-a: -1 is negative"},
+		{name: "capacity of unknown zone", file: File{Capacities: map[string]resource.Quantity{"zone-q": resource.MustParse("1Gi")}}, wantErr: `capacities: "zone-q" is not a zone`},
+		{name: "negative capacity", file: File{Capacities: map[string]resource.Quantity{"zone-a": resource.MustParse("-1Gi")}}, wantErr: "capacities: zone-a: -1Gi is negative"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,6 +164,7 @@ func TestZoneName(t *testing.T) {
 func TestDriverTopologyValidates(t *testing.T) {
 	c, err := File{Regions: 2, Zones: 4, NodesPerZone: 3, MaxVolumesPerNode: 5,
 		SnapshotQuotas: map[string]int64{"zone-c": 2},
+		Capacities:     map[string]resource.Quantity{"zone-c": resource.MustParse("3Gi")},
 		Nodes:          []NodeOverride{{Name: "node-a-2", Registration: NoDriver}}}.Expand()
 	if err != nil {
 		t.Fatal(err)
@@ -181,11 +185,11 @@ func TestDriverTopologyValidates(t *testing.T) {
 		t.Errorf("node-d-3 = %+v, %v", n, ok)
 	}
 	zc, ok := topo.Zone("region-1/zone-c")
-	if !ok || zc.SnapshotQuota != 2 {
-		t.Errorf("zone-c = %+v, %v; want snapshot quota 2", zc, ok)
+	if !ok || zc.SnapshotQuota != 2 || zc.CapacityBytes != 3<<30 {
+		t.Errorf("zone-c = %+v, %v; want snapshot quota 2 and capacity 3Gi", zc, ok)
 	}
-	if zb, _ := topo.Zone("region-2/zone-b"); zb.SnapshotQuota >= 0 {
-		t.Errorf("zone-b quota = %d, want unlimited", zb.SnapshotQuota)
+	if zb, _ := topo.Zone("region-2/zone-b"); zb.SnapshotQuota >= 0 || zb.CapacityBytes >= 0 {
+		t.Errorf("zone-b quota = %d, capacity = %d, want both unlimited", zb.SnapshotQuota, zb.CapacityBytes)
 	}
 }
 
@@ -208,6 +212,31 @@ func TestLoad(t *testing.T) {
 		}
 		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("Load(%s) = %v, want an error containing %q", file, err, tc.wantErr)
+		}
+	}
+}
+
+// TestSchedulesByCapacity: CSIDrivers ask the scheduler to read
+// CSIStorageCapacity unless the file says storageCapacity: false.
+func TestSchedulesByCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want bool
+	}{
+		{file: "zones: 2\n", want: true},
+		{file: "zones: 2\nstorageCapacity: true\n", want: true},
+		{file: "zones: 2\nstorageCapacity: false\n", want: false},
+	} {
+		path := filepath.Join(t.TempDir(), "cluster.yaml")
+		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.SchedulesByCapacity(); got != tc.want {
+			t.Errorf("%q: SchedulesByCapacity() = %v, want %v", tc.file, got, tc.want)
 		}
 	}
 }

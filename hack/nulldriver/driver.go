@@ -60,7 +60,9 @@ func newDriver(volumes, snapshots, pageSize int) *driver {
 }
 
 func volume(i int) *csi.Volume {
-	return &csi.Volume{VolumeId: fmt.Sprintf("zpv-%024x", i), CapacityBytes: volumeSize, AccessibleTopology: zoneA()}
+	// volume_context as zonepath's: its current IOPS tier.
+	return &csi.Volume{VolumeId: fmt.Sprintf("zpv-%024x", i), CapacityBytes: volumeSize, AccessibleTopology: zoneA(),
+		VolumeContext: map[string]string{"zonepath.csi.dev/iopsTier": "standard"}}
 }
 
 // snapshot i is of volume i%100, as make bench spreads its snapshots.

@@ -57,4 +57,16 @@ func addFlags(fs *flag.FlagSet, c *provisioner.Config) {
 	fs.BoolVar(&c.ImmediateTopology, "immediate-topology", true, "Immediate binding without allowedTopologies: pass the topologies of all nodes with the driver (true) or none (false).")
 	fs.BoolVar(&c.ControllerPublishReadOnly, "controller-publish-readonly", false, "Mark PVs read-only at ControllerPublishVolume when the PVC access mode is ReadOnlyMany.")
 	fs.BoolVar(&c.PreventVolumeModeConversion, "prevent-volume-mode-conversion", true, "Refuse to change the volume mode when restoring a snapshot, unless its content allows it.")
+	addCapacityFlags(fs, c)
+}
+
+// addCapacityFlags registers csi-provisioner's capacity tracking flags.
+func addCapacityFlags(fs *flag.FlagSet, c *provisioner.Config) {
+	fs.BoolVar(&c.EnableCapacity, "enable-capacity", false, "Publish CSIStorageCapacity objects, per topology segment and StorageClass, from the driver's GetCapacity; needs $NAMESPACE.")
+	fs.IntVar(&c.CapacityOwnerrefLevel, "capacity-ownerref-level", 1, "Owner of the CSIStorageCapacity objects: this many owners up from the pod $POD_NAME in $NAMESPACE (-1 no owner, 0 the pod, 1 its StatefulSet/DaemonSet/ReplicaSet, 2 a Deployment).")
+	fs.DurationVar(&c.CapacityPollInterval, "capacity-poll-interval", time.Minute, "How often to call GetCapacity again for every CSIStorageCapacity object.")
+	fs.BoolVar(&c.CapacityForImmediateBinding, "capacity-for-immediate-binding", false, "Publish capacity for StorageClasses with Immediate binding too (the scheduler reads only WaitForFirstConsumer ones).")
+	fs.UintVar(&c.CapacityThreads, "capacity-threads", 1, "Number of workers updating CSIStorageCapacity objects.")
+	fs.Float32Var(&c.KubeAPICapacityQPS, "kube-api-capacity-qps", 1, "QPS of the API client that writes CSIStorageCapacity objects.")
+	fs.IntVar(&c.KubeAPICapacityBurst, "kube-api-capacity-burst", 5, "Burst of the API client that writes CSIStorageCapacity objects.")
 }

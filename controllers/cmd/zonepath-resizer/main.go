@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	flag "github.com/spf13/pflag"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	"github.com/zonepath/zonepath/controllers/resizer"
 	"github.com/zonepath/zonepath/internal/bootstrap"
@@ -20,7 +21,10 @@ var version = "devel"
 
 func main() {
 	var cfg resizer.Config
-	bootstrap.SidecarMain("zonepath-resizer", version, nil,
+	// --feature-gates as csi-resizer's: Kubernetes' gates, among them
+	// VolumeAttributesClass (GA and locked on since 1.36, so =true is
+	// accepted and =false refused; csi-resizer v2 has it on by default).
+	bootstrap.SidecarMain("zonepath-resizer", version, utilfeature.DefaultMutableFeatureGate,
 		func(fs *flag.FlagSet) { addFlags(fs, &cfg) },
 		func(ctx context.Context, sidecar standardflags.SidecarConfiguration) error {
 			cfg.Sidecar = sidecar

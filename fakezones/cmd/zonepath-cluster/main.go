@@ -125,7 +125,7 @@ func upCommand() *cobra.Command {
 		"and the API server audits their calls into <work-dir>/audit/audit.log; kwok and the kubelet stand-in stay admin, "+
 		"as they stand in for nodes, not for deploy/'s components. Without it every component is admin")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up and stop everything when not ready by then")
-	f.StringVar(&file, "config", "", "cluster file (regions, zones, nodesPerZone, maxVolumesPerNode, snapshotQuotas, nodes, extraDrivers); flags override it")
+	f.StringVar(&file, "config", "", "cluster file (regions, zones, nodesPerZone, maxVolumesPerNode, snapshotQuotas, capacities, nodes, extraDrivers); flags override it")
 	f.IntVar(&overrides.Regions, "regions", 0, "regions the zones are spread over (default 1)")
 	f.IntVar(&overrides.Zones, "zones", 0, "zones (default 3)")
 	f.IntVar(&overrides.NodesPerZone, "nodes-per-zone", 0, "kwok nodes per zone (default 2)")
