@@ -205,6 +205,8 @@ func checkZoneBDown(t *testing.T, c *client, volA, volB, zonal, regional string)
 	wantCode(t, "DeleteSnapshot with a copy in zone-b", err, codes.Unavailable, "zone-b")
 	_, err = c.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: volB, CapacityRange: &csi.CapacityRange{RequiredBytes: 2 * mib}})
 	wantCode(t, "ControllerExpandVolume in zone-b", err, codes.Unavailable, "zone-b")
+	_, err = c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: volB, NodeId: drivertest.NodeID, VolumeCapability: drivertest.MountCapability()})
+	wantCode(t, "ControllerPublishVolume of the volume in zone-b", err, codes.Unavailable, "zone-b")
 }
 
 // restore creates a volume from a snapshot, placed by req.
