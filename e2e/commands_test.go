@@ -11,10 +11,11 @@ import (
 
 // runCommand runs one of the driver ext file's commands (key is its path
 // in the file, for messages) with sh -c and KUBECONFIG set to the suite's
-// kubeconfig, so that a command acting on the cluster acts on this one.
-func runCommand(ctx context.Context, key, command string) {
+// kubeconfig, so that a command acting on the cluster acts on this one;
+// env adds variables (NAME=value) the command takes.
+func runCommand(ctx context.Context, key, command string, env ...string) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+framework.TestContext.KubeConfig)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+framework.TestContext.KubeConfig), env...)
 	out, err := cmd.CombinedOutput()
 	framework.ExpectNoError(err, "driver ext %s %q: %s", key, command, out)
 	framework.Logf("driver ext %s %q: %s", key, command, strings.TrimSpace(string(out)))

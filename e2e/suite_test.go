@@ -97,4 +97,5 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	defineLifecycle(e)
 	defineData(e)
 	defineGroupSnapshot(e)
+	defineZoneOutage(e)
 }

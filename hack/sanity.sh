@@ -2,7 +2,8 @@
 # Runs the sanity suites against bin/zonepath on a unix socket, the way a
 # vendor runs them against their driver:
 #   1. upstream csi-sanity (csi-test v5.6.0), one broken test skipped;
-#   2. bin/zonepath-sanity: the upstream suite plus the zonepath extensions;
+#   2. bin/zonepath-sanity: the upstream suite plus the zonepath extensions,
+#      the volume health ones with zone-a taken down by an outage fault rule;
 #   3. bin/zonepath-sanity against the driver with
 #      SNAPSHOT_ACCESSIBILITY_CONSTRAINTS switched off: no failures, clear skips.
 # JUnit reports and driver logs go to _output/sanity/.
@@ -50,11 +51,19 @@ bin/csi-sanity --csi.endpoint "unix://$sock" $(paths upstream) --csi.testnodevol
   --ginkgo.skip "$skip" --ginkgo.junit-report "$out/csi-sanity.xml" --ginkgo.no-color | tee "$out/csi-sanity.txt"
 stop_driver
 
-start_driver zonepath
+# The volume health extensions take the node's zone down by an outage fault
+# rule (driver/faults/README.md) and bring it back by removing it.
+faults="$work/faults-zonepath.yaml"
+put_rules() { printf '%s\n' "$1" >"$faults.tmp" && mv "$faults.tmp" "$faults"; }
+put_rules 'rules: []'
+outage_rule='rules: [{name: sanity-outage, match: {segment: {topology.kubernetes.io/zone: zone-a}}, action: {outage: true}}]'
+start_driver zonepath --fault-rules "$faults" --fault-rules-reload-interval 100ms
 echo "sanity: [2/3] bin/zonepath-sanity: upstream suite and zonepath extensions"
 # shellcheck disable=SC2046
 bin/zonepath-sanity --csi.endpoint "unix://$sock" $(paths zonepath) --csi.testnodevolumeattachlimit "${mutable[@]}" \
   --zonepath.config sanity/testdata/zonepath.yaml --ginkgo.junit-report "$out/zonepath-sanity.xml" --ginkgo.no-color \
+  --zonepath.outage-command "printf '%s\\n' '$outage_rule' > $faults.tmp && mv $faults.tmp $faults" \
+  --zonepath.recover-command "printf 'rules: []\\n' > $faults.tmp && mv $faults.tmp $faults" \
   | tee "$out/zonepath-sanity.txt"
 stop_driver
 

@@ -53,6 +53,16 @@ type Config struct {
 	// parameters. Empty: the idempotency cases of a snapshot usable
 	// beyond its requisite are not exercised, and the summary says so.
 	WideSnapshotParameters map[string]string `json:"wideSnapshotParameters,omitempty"`
+	// OutageCommand, when set with RecoverCommand, is run with sh -c to
+	// take the storage of the node's segment (NodeGetInfo) down, so that
+	// its volumes turn unhealthy (a zone outage; for zonepath, an outage
+	// fault rule); RecoverCommand brings it back. The volume health tests
+	// that need an unhealthy volume skip without them.
+	OutageCommand  string `json:"outageCommand,omitempty"`
+	RecoverCommand string `json:"recoverCommand,omitempty"`
+	// OutageTimeout bounds the wait for the controller to report the
+	// segment's volumes INACCESSIBLE after OutageCommand (default 30s).
+	OutageTimeout metav1.Duration `json:"outageTimeout,omitempty"`
 }
 
 var (
@@ -102,6 +112,12 @@ func (c Config) Validate() error {
 	if c.AttachLimit < 0 {
 		return fmt.Errorf("attachLimit must not be negative")
 	}
+	if (c.OutageCommand == "") != (c.RecoverCommand == "") {
+		return fmt.Errorf("outageCommand and recoverCommand go together")
+	}
+	if c.OutageTimeout.Duration < 0 {
+		return fmt.Errorf("outageTimeout must not be negative")
+	}
 	return nil
 }
 
@@ -110,6 +126,13 @@ func (c Config) liftTimeout() time.Duration {
 		return 30 * time.Second
 	}
 	return c.LiftTimeout.Duration
+}
+
+func (c Config) outageTimeout() time.Duration {
+	if c.OutageTimeout.Duration == 0 {
+		return 30 * time.Second
+	}
+	return c.OutageTimeout.Duration
 }
 
 func (c Config) incompatibleCode() (codes.Code, error) {
@@ -138,6 +161,7 @@ func LoadConfig(path string) (Config, error) {
 // parsing with Flags.Config.
 type Flags struct {
 	file, exhausted, incompatible, lift, wide string
+	outage, recover                           string
 	liftTimeout                               time.Duration
 	segments                                  segmentList
 	exhaustAfter                              int
@@ -155,6 +179,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&f.liftTimeout, "zonepath.lift-timeout", 0, "how long to retry after lifting (default 30s)")
 	fs.StringVar(&f.incompatible, "zonepath.incompatible-requirements", "", "code for CreateSnapshot with an existing name and source but a requisite the snapshot lies outside: AlreadyExists (default) or OK")
 	fs.Int64Var(&f.attachLimit, "zonepath.attach-limit", 0, "max_volumes_per_node NodeGetInfo must report (0: any positive value)")
+	fs.StringVar(&f.outage, "zonepath.outage-command", "", "shell command taking the storage of the node's segment down, so its volumes turn unhealthy (volume health tests)")
+	fs.StringVar(&f.recover, "zonepath.recover-command", "", "shell command bringing back what --zonepath.outage-command took down")
 	fs.StringVar(&f.wide, "zonepath.wide-snapshot-parameters", "", "snapshot parameters, key=value,..., with which the driver makes a snapshot usable from every segment of a requisite of two")
 	return f
 }
@@ -192,6 +218,12 @@ func (f *Flags) Config() (Config, error) {
 	}
 	if f.attachLimit != 0 {
 		c.AttachLimit = f.attachLimit
+	}
+	if f.outage != "" {
+		c.OutageCommand = f.outage
+	}
+	if f.recover != "" {
+		c.RecoverCommand = f.recover
 	}
 	if f.wide != "" {
 		params, err := parseSegment(f.wide)

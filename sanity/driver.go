@@ -53,3 +53,16 @@ func (d driver) segments() []*csi.Topology {
 	}
 	return nil
 }
+
+func (d driver) nodeCapability(c csi.NodeServiceCapability_RPC_Type) bool {
+	resp, err := csi.NewNodeClient(d.sc.Conn).NodeGetCapabilities(context.Background(), &csi.NodeGetCapabilitiesRequest{})
+	if err != nil {
+		return false
+	}
+	for _, cap := range resp.GetCapabilities() {
+		if cap.GetRpc().GetType() == c {
+			return true
+		}
+	}
+	return false
+}

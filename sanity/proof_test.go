@@ -2,7 +2,9 @@ package sanity_test
 
 import (
 	"context"
+	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
+	"github.com/zonepath/zonepath/driver/world"
 	zpsanity "github.com/zonepath/zonepath/sanity"
 )
 
@@ -48,6 +51,12 @@ const (
 	testAttachLimit   = "honours max_volumes_per_node"
 	testKeys          = "uses only NodeGetInfo's topology keys in snapshot topology"
 	testGroup         = "returns each group snapshot member with the group's ID and one accessible_topology"
+
+	testHealthController = "answers ControllerGetVolumeHealth: INVALID_ARGUMENT"
+	testHealthNode       = "answers NodeGetVolumeHealth: INVALID_ARGUMENT"
+	testHealthList       = "pages ControllerListVolumeHealth"
+	testHealthEntries    = "reports each (status, reason) of a volume at most once"
+	testHealthConsistent = "agrees on the node when the controller reports a volume INACCESSIBLE"
 )
 
 const (
@@ -191,6 +200,15 @@ regions:
   match: {rpc: NodeGetInfo}
   action: {mutate: {set: {accessible_topology: '{"segments": {"topology.kubernetes.io/zone": "zone-a"}}'}}}`},
 	{name: "without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", plugin: func(c *plugin.Config) { c.DisableSnapshotAccessibility = true }},
+	{name: "controller health for a deleted volume", fails: testHealthController, intercept: fixed(controllerHealthyWhenUnknown)},
+	{name: "node health for a deleted volume", fails: testHealthNode, intercept: fixed(nodeHealthyWhenUnknown)},
+	{name: "health list ignores max_entries", fails: testHealthList, intercept: fixed(listHealthUnpaged)},
+	{name: "health list accepts a foreign starting_token", fails: testHealthList, intercept: fixed(listHealthAnyToken)},
+	{name: "health entries repeated", fails: testHealthEntries, intercept: fixed(repeatHealthEntries)},
+	{name: "node healthy while the controller says INACCESSIBLE", fails: testHealthConsistent, rules: `
+- name: node-sees-no-outage
+  match: {rpc: NodeGetVolumeHealth}
+  action: {mutate: {clear: [volume_health.health_statuses]}}`},
 }
 
 // exhaustZoneC makes zone-c refuse every snapshot until the rules change.
@@ -250,10 +268,47 @@ func runAgainst(t *testing.T, bin, world, rules string, change func(*plugin.Conf
 	t.Helper()
 	dir := t.TempDir()
 	cfg := baseConfig(t)
+	outageCommands(t, &cfg, dir, worldOrDefault(t, world))
 	if config != nil {
 		config(&cfg, dir)
 	}
 	return runSanity(t, bin, serveDriver(t, dir, world, rules, change, sh), dir, cfg)
+}
+
+// outageCommands configures the volume health tests' outage: the zone of
+// the driver's node (the world's first) goes down by an outage fault rule
+// (driver/faults/README.md) added to the driver's fault file in dir, and
+// comes back with the file as it was.
+func outageCommands(t *testing.T, c *zpsanity.Config, dir, worldYAML string) {
+	t.Helper()
+	topo, err := world.Parse([]byte(worldYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg, err := json.Marshal(topo.Segment(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := fmt.Sprintf("- {\"name\": \"zp-sanity-outage\", \"match\": {\"segment\": %s}, \"action\": {\"outage\": true}}\n", seg)
+	if err := os.WriteFile(filepath.Join(dir, "outage-rule.yaml"), []byte(rule), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.OutageCommand = "cd '" + dir + "'" + ` && cp faults.yaml faults.before && { sed 's/^rules: \[\]$/rules:/' faults.before; echo; cat outage-rule.yaml; } > faults.tmp && mv faults.tmp faults.yaml`
+	c.RecoverCommand = "cd '" + dir + "' && mv faults.before faults.yaml"
+	c.OutageTimeout = metav1.Duration{Duration: 5 * time.Second}
+}
+
+// worldOrDefault is worldYAML, or testdata/world.yaml when it is empty.
+func worldOrDefault(t *testing.T, worldYAML string) string {
+	t.Helper()
+	if worldYAML != "" {
+		return worldYAML
+	}
+	data, err := os.ReadFile("testdata/world.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 func orEmpty(rules string) string {
@@ -308,13 +363,7 @@ func baseConfig(t *testing.T) zpsanity.Config {
 // second server that calls the interceptor first.
 func serveDriver(t *testing.T, dir, worldYAML, rules string, change func(*plugin.Config), shape shape) string {
 	t.Helper()
-	if worldYAML == "" {
-		data, err := os.ReadFile("testdata/world.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		worldYAML = string(data)
-	}
+	worldYAML = worldOrDefault(t, worldYAML)
 	d := drivertest.Start(t, drivertest.Options{World: worldYAML, Faults: rules, Dir: dir, Config: func(c *plugin.Config) {
 		c.NodeID, c.MaxVolumesPerNode = "sanity-node", 3
 		if change != nil {
@@ -415,7 +464,8 @@ type result struct {
 func (r result) failedMatching() []string {
 	var out []string
 	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testPreferred, testConsistent, testExhausted, testIdempotent,
-		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys, testGroup} {
+		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys, testGroup,
+		testHealthController, testHealthNode, testHealthList, testHealthEntries, testHealthConsistent} {
 		for _, f := range r.failures {
 			if strings.Contains(f, name) {
 				out = append(out, name)

@@ -22,7 +22,7 @@ const contentSourceField protoreflect.Name = "volume_content_source"
 // the nth/count window is applied separately by the caller, which owns the
 // counters.
 func (r *rule) matches(fullMethod string, req any, nodeSegment map[string]string) bool {
-	if !r.rpc.matches(fullMethod) {
+	if r.outage || !r.rpc.matches(fullMethod) {
 		return false
 	}
 	if len(r.segment) > 0 && !segmentMatches(r.segment, requestSegments(req, nodeSegment)) {
@@ -68,14 +68,17 @@ func requestSegments(req any, node map[string]string) []map[string]string {
 // key/value; mixing keys across segments would match topologies that do
 // not exist.
 func segmentMatches(want map[string]string, segs []map[string]string) bool {
-	return slices.ContainsFunc(segs, func(seg map[string]string) bool {
-		for k, v := range want {
-			if got, ok := seg[k]; !ok || got != v {
-				return false
-			}
+	return slices.ContainsFunc(segs, func(seg map[string]string) bool { return containsAll(seg, want) })
+}
+
+// containsAll reports whether seg holds every pair of want.
+func containsAll(seg, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := seg[k]; !ok || got != v {
+			return false
 		}
-		return true
-	})
+	}
+	return true
 }
 
 // objectNames collects the non-empty object names of a request.

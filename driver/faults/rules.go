@@ -51,7 +51,7 @@ type Rule struct {
 // Match selects the calls a rule applies to. All set fields must match.
 type Match struct {
 	// RPC is a CSI method short name, a full method or a path.Match glob.
-	RPC string `json:"rpc"`
+	RPC string `json:"rpc,omitempty"`
 	// Segment key/values must all appear in one segment the call concerns.
 	Segment map[string]string `json:"segment,omitempty"`
 	// Name is a path.Match glob over the object names of the request.
@@ -69,6 +69,9 @@ type Action struct {
 	When    string  `json:"when,omitempty"`
 	Delay   string  `json:"delay,omitempty"`
 	Mutate  *Mutate `json:"mutate,omitempty"`
+	// Outage takes down every zone of Match.Segment (outage.go); it is
+	// not a per-call fault and excludes the other actions.
+	Outage bool `json:"outage,omitempty"`
 }
 
 // Mutate rewrites a successful response.
@@ -146,6 +149,8 @@ type rule struct {
 	delay   time.Duration
 	clear   []fieldPath
 	set     []setOp // sorted by path so that overlapping paths apply deterministically
+	// outage: the rule declares segment down and matches no call.
+	outage bool
 }
 
 type fieldPath struct {
@@ -197,6 +202,9 @@ func compile(spec *Rule) (*rule, error) {
 		return nil, fmt.Errorf("name: longer than %d characters", MaxNameLength)
 	}
 	r := &rule{name: spec.Name}
+	if spec.Action.Outage {
+		return r, r.compileOutage(spec)
+	}
 	if err := r.compileMatch(&spec.Match); err != nil {
 		return nil, err
 	}
@@ -240,7 +248,7 @@ func (r *rule) compileAction(a *Action) error {
 	hasCode, hasDelay, hasMutate := a.Code != "", a.Delay != "", a.Mutate != nil
 	switch {
 	case !hasCode && !hasDelay && !hasMutate:
-		return errors.New("action: one of code, delay or mutate is required")
+		return errors.New("action: one of code, delay, mutate or outage is required")
 	case hasCode && hasMutate:
 		return errors.New("action: code and mutate are mutually exclusive")
 	}

@@ -42,7 +42,7 @@ func TestParseErrors(t *testing.T) {
 		{"upper-case code", oneRule(okMatch, "code: RESOURCE_EXHAUSTED"), `action.code: unknown gRPC code`},
 		{"OK code", oneRule(okMatch, "code: OK"), `action.code: "OK" is not a fault`},
 		{"code and mutate", oneRule(okMatch, "code: Aborted\nmutate: {clear: [snapshot]}"), `action: code and mutate are mutually exclusive`},
-		{"empty action", oneRule(okMatch, "{}"), `action: one of code, delay or mutate is required`},
+		{"empty action", oneRule(okMatch, "{}"), `action: one of code, delay, mutate or outage is required`},
 		{"message without code", oneRule(okMatch, "delay: 1s\nmessage: hi"), `action.message: only valid with action.code`},
 		{"when without code", oneRule(okMatch, "delay: 1s\nwhen: after"), `action.when: only valid with action.code`},
 		{"bad when", oneRule(okMatch, "code: Aborted\nwhen: later"), `action.when: "later"`},

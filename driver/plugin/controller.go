@@ -38,7 +38,8 @@ var controllerRPCs = []csi.ControllerServiceCapability_RPC_Type{
 
 // ControllerGetCapabilities implements csi.ControllerServer.
 func (p *Plugin) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	return &csi.ControllerGetCapabilitiesResponse{Capabilities: wrapAll(p.controllerCapabilities(), func(t csi.ControllerServiceCapability_RPC_Type) *csi.ControllerServiceCapability {
+	rpcs := append(p.controllerCapabilities(), p.controllerHealthRPCs()...)
+	return &csi.ControllerGetCapabilitiesResponse{Capabilities: wrapAll(rpcs, func(t csi.ControllerServiceCapability_RPC_Type) *csi.ControllerServiceCapability {
 		return &csi.ControllerServiceCapability{Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: t}}}
 	})}, nil
 }
@@ -306,6 +307,9 @@ func (p *Plugin) placeVolume(tx *state.Tx, id string, spec *volumeSpec) (*state.
 	if err != nil {
 		return nil, err
 	}
+	if candidates, err = p.liveZones(candidates, "volume "+spec.name); err != nil {
+		return nil, err
+	}
 	for _, i := range candidates {
 		z := p.topo.Zones[i]
 		if spec.size > room(z, tx.Usage(z.ID()).Bytes) {
@@ -398,6 +402,9 @@ func (p *Plugin) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 		}
 		if tx.IsPublished(id) {
 			return status.Errorf(codes.FailedPrecondition, "volume %s is still published to a node", id)
+		}
+		if err := p.volumeReachable(v); err != nil {
+			return err // nothing is deleted in a zone that is down
 		}
 		tx.DeleteVolume(id)
 		return nil
@@ -546,6 +553,9 @@ func (p *Plugin) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 		vol = v
 		if size <= v.CapacityBytes {
 			return nil // already as large: expansion is idempotent
+		}
+		if err := p.volumeReachable(v); err != nil {
+			return err
 		}
 		z, _ := p.topo.Zone(v.Zone)
 		if size-v.CapacityBytes > room(z, tx.Usage(z.ID()).Bytes) {

@@ -101,6 +101,9 @@ const (
 	CapVolumeAccessibility   = "VOLUME_ACCESSIBILITY_CONSTRAINTS"
 	CapSnapshotAccessibility = "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
 	CapGroupController       = "GROUP_CONTROLLER_SERVICE"
+	CapVolumeHealth          = "GET_VOLUME_HEALTH"
+	CapListVolumeHealth      = "LIST_VOLUME_HEALTH"
+	CapStorageHealth         = "GET_STORAGE_HEALTH"
 )
 
 // DisableCapabilities switches off the named plugin or controller
@@ -121,8 +124,16 @@ func (c *Config) DisableCapabilities(names []string) error {
 			c.DisableModifyVolume = true
 		case CapGroupController:
 			c.DisableGroupController = true
+		case CapVolumeHealth:
+			c.DisableVolumeHealth = true
+		case CapListVolumeHealth:
+			c.DisableListVolumeHealth = true
+		case CapStorageHealth:
+			c.DisableStorageHealth = true
 		default:
-			return fmt.Errorf("unknown capability %q (known: %s, %s, %s, %s, %s)", n, CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapModifyVolume, CapGroupController)
+			return fmt.Errorf("unknown capability %q (known: %s)", n, strings.Join([]string{
+				CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapModifyVolume, CapGroupController,
+				CapVolumeHealth, CapListVolumeHealth, CapStorageHealth}, ", "))
 		}
 	}
 	return nil

@@ -45,6 +45,7 @@ func TestDisableCapabilities(t *testing.T) {
 		{names: []string{CapControllerService, CapVolumeAccessibility}, want: Config{DisableControllerService: true, DisableVolumeAccessibility: true}},
 		{names: []string{CapModifyVolume}, want: Config{DisableModifyVolume: true}},
 		{names: []string{CapGroupController}, want: Config{DisableGroupController: true}},
+		{names: []string{CapVolumeHealth, CapListVolumeHealth, CapStorageHealth}, want: Config{DisableVolumeHealth: true, DisableListVolumeHealth: true, DisableStorageHealth: true}},
 		{names: []string{"SNAPSHOT"}, wantErr: `unknown capability "SNAPSHOT"`},
 	}
 	for _, tc := range tests {
@@ -60,7 +61,9 @@ func TestDisableCapabilities(t *testing.T) {
 			got.DisableVolumeAccessibility != tc.want.DisableVolumeAccessibility ||
 			got.DisableSnapshotAccessibility != tc.want.DisableSnapshotAccessibility ||
 			got.DisableModifyVolume != tc.want.DisableModifyVolume ||
-			got.DisableGroupController != tc.want.DisableGroupController {
+			got.DisableGroupController != tc.want.DisableGroupController ||
+			got.DisableVolumeHealth != tc.want.DisableVolumeHealth || got.DisableListVolumeHealth != tc.want.DisableListVolumeHealth ||
+			got.DisableStorageHealth != tc.want.DisableStorageHealth {
 			t.Errorf("DisableCapabilities(%q) = %+v, %v; want %+v", tc.names, got, err, tc.want)
 		}
 	}

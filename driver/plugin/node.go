@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -42,7 +43,8 @@ var nodeRPCs = []csi.NodeServiceCapability_RPC_Type{
 
 // NodeGetCapabilities implements csi.NodeServer.
 func (p *Plugin) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequest) (*csi.NodeGetCapabilitiesResponse, error) {
-	return &csi.NodeGetCapabilitiesResponse{Capabilities: wrapAll(nodeRPCs, func(t csi.NodeServiceCapability_RPC_Type) *csi.NodeServiceCapability {
+	rpcs := append(slices.Clone(nodeRPCs), p.nodeHealthRPCs()...)
+	return &csi.NodeGetCapabilitiesResponse{Capabilities: wrapAll(rpcs, func(t csi.NodeServiceCapability_RPC_Type) *csi.NodeServiceCapability {
 		return &csi.NodeServiceCapability{Type: &csi.NodeServiceCapability_Rpc{Rpc: &csi.NodeServiceCapability_RPC{Type: t}}}
 	})}, nil
 }
@@ -96,7 +98,7 @@ func (p *Plugin) nodeVolume(id string) (block bool, err error) {
 	if !exists {
 		return false, status.Errorf(codes.NotFound, "volume %s does not exist on node %s", id, p.cfg.NodeID)
 	}
-	return block, nil
+	return block, p.nodeVolumeReachable(id)
 }
 
 // nodeMountRequest is what NodeStageVolumeRequest and

@@ -55,6 +55,12 @@ type Config struct {
 	// DisableGroupController switches off GROUP_CONTROLLER_SERVICE
 	// (groupsnapshots.go).
 	DisableGroupController bool
+	// The volume health capabilities (health.go): GET_VOLUME_HEALTH
+	// (controller and node; off takes LIST_VOLUME_HEALTH with it),
+	// LIST_VOLUME_HEALTH and the node's GET_STORAGE_HEALTH.
+	DisableVolumeHealth     bool
+	DisableListVolumeHealth bool
+	DisableStorageHealth    bool
 	// Mount says whether node operations bind-mount: "auto" probes.
 	Mount string
 	// BlockDevices says how a block volume appears on the node: "loop"

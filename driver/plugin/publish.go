@@ -45,6 +45,9 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 		if v.Block != block {
 			return status.Errorf(codes.InvalidArgument, "volume_capability: access type differs from volume %s's", volID)
 		}
+		if err := p.volumeReachable(v); err != nil {
+			return err
+		}
 		if p.volumeTopology() && p.zoneIndex(v.Zone) != node.Zone {
 			return status.Errorf(codes.FailedPrecondition, "volume %s lives in zone %s, node %s in zone %s", volID, v.Zone, nodeID, p.topo.Zones[node.Zone].ID())
 		}

@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/zonepath/zonepath/driver/drivertest"
-	"github.com/zonepath/zonepath/driver/world"
+	worldpkg "github.com/zonepath/zonepath/driver/world"
 	zpsanity "github.com/zonepath/zonepath/sanity"
 )
 
@@ -27,18 +27,21 @@ func TestSanity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("csi-sanity takes a while; run without -short")
 	}
-	world, err := world.Load("../../sanity/testdata/world.yaml")
+	world, err := worldpkg.Load("../../sanity/testdata/world.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A fault file, so that the volume health extensions can take the
+	// node's zone down (an outage rule) and bring it back.
+	d := drivertest.Start(t, drivertest.Options{Topology: world, Faults: drivertest.NoRules, Config: maxVolumesPerNode(3)})
 	extensions, err := zpsanity.LoadConfig("../../sanity/testdata/zonepath.yaml")
 	if err == nil {
+		extensions.OutageCommand, extensions.RecoverCommand = d.OutageCommands(t, worldpkg.DefaultZoneKey, "zone-a")
 		err = zpsanity.SetConfig(extensions)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := drivertest.Start(t, drivertest.Options{Topology: world, Config: maxVolumesPerNode(3)})
 	// auto: loop devices where this process can attach them (root, as in
 	// CI), else the volumes' files; the suite must pass either way.
 	t.Logf("block volumes on the node: %s", d.Plugin.BlockDevicesKind())

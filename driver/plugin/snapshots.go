@@ -57,6 +57,9 @@ func (p *Plugin) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	if src == nil {
 		return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.source)
 	}
+	if err := p.volumeReachable(src); err != nil {
+		return nil, err // its data cannot be read
+	}
 	id := newID(snapshotPrefix)
 	if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
 		return nil, status.Errorf(codes.Internal, "cutting snapshot %s of volume %s: %v", id, src.ID, err)
@@ -176,8 +179,14 @@ func (p *Plugin) placeSnapshot(tx *state.Tx, id string, spec *snapshotSpec) (*st
 	if src == nil {
 		return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.source)
 	}
+	if err := p.volumeReachable(src); err != nil {
+		return nil, err
+	}
 	candidates, err := p.snapshotCandidates(tx, src, spec)
 	if err != nil {
+		return nil, err
+	}
+	if candidates, err = p.liveZones(candidates, "snapshot "+spec.name); err != nil {
 		return nil, err
 	}
 	want := min(spec.copies, len(candidates))
@@ -333,11 +342,14 @@ func (p *Plugin) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 		s := tx.Snapshot(id)
 		switch {
 		case s == nil:
+			return nil
 		case s.Group != "":
 			return status.Errorf(codes.InvalidArgument, "snapshot %s is a member of group snapshot %s: delete the group (DeleteVolumeGroupSnapshot)", id, s.Group)
-		default:
-			tx.DeleteSnapshot(id)
 		}
+		if err := p.snapshotReachable(s); err != nil {
+			return err // nothing is deleted in a zone that is down
+		}
+		tx.DeleteSnapshot(id)
 		return nil
 	})
 	if err != nil {

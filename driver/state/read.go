@@ -26,6 +26,14 @@ func (s *Store) ListVolumes(from string, max int) ([]*Volume, string) {
 	return page(s.volumes, from, max, s.durable, func(*Volume) bool { return true })
 }
 
+// ListVolumesWhere is ListVolumes of the volumes keep accepts; keep runs
+// under the store's read lock and must not call the store.
+func (s *Store) ListVolumesWhere(from string, max int, keep func(*Volume) bool) ([]*Volume, string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return page(s.volumes, from, max, s.durable, keep)
+}
+
 // PublishedVolume is a listed volume and the nodes it is published to.
 type PublishedVolume struct {
 	*Volume

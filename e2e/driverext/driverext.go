@@ -69,6 +69,9 @@ type File struct {
 	// RESOURCE_EXHAUSTED in one segment and how to give it room again,
 	// with zonepath-sanity's keys. Optional: the spec skips without it.
 	Exhaustion *Exhaustion `json:"exhaustion,omitempty"`
+	// ZoneOutage is a zone the zone outage spec takes down and brings
+	// back (zoneoutage.go). Optional: the spec skips without it.
+	ZoneOutage *ZoneOutage `json:"zoneOutage,omitempty"`
 }
 
 // Exhaustion is a segment that runs out of room for snapshots. Its
@@ -142,7 +145,7 @@ func Parse(data []byte) (*File, error) {
 		for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
 			msg = strings.TrimPrefix(msg, p)
 		}
-		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, unrestrictedSnapshotClassParameters, restrictedSnapshotClassParameters, storageCapacity, exhaustion.{exhaustedSegment, exhaustAfter, liftCommand, liftTimeout}, attachLimits.{%s})", msg, strings.Join(attachLimitsKeys, ", "))
+		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, unrestrictedSnapshotClassParameters, restrictedSnapshotClassParameters, storageCapacity, exhaustion.{exhaustedSegment, exhaustAfter, liftCommand, liftTimeout}, attachLimits.{%s}, %s)", msg, strings.Join(attachLimitsKeys, ", "), zoneOutageKeys)
 	}
 	return &f, nil
 }
@@ -192,6 +195,9 @@ func (f *File) Validate(topologyKeys []string) error {
 		if err := f.AttachLimits.validate(); err != nil {
 			return err
 		}
+	}
+	if err := f.validateZoneOutage(topologyKeys); err != nil {
+		return err
 	}
 	if f.Exhaustion != nil {
 		return f.Exhaustion.validate(topologyKeys)

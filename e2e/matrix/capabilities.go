@@ -33,6 +33,7 @@ var capabilities = map[string]string{
 	"nodes-elsewhere":       "every schedulable node is inside the segment a spec restricts to",
 	"topology-labels":       "a node lacks a label of DriverInfo.TopologyKeys",
 	"hostname-label":        "a node lacks kubernetes.io/hostname",
+	"zone-outage":           "no way to take a zone down and back up is configured (zonepath-sanity's outageCommand, the extension file's zoneOutage)",
 	// Attach limits (KEP-5030).
 	"attach-limit":            "the driver reports no max_volumes_per_node, or the extension file no attachLimits",
 	"kep-5030-server":         "the API server predates KEP-5030's preventPodSchedulingIfMissing",
@@ -59,11 +60,12 @@ var capabilities = map[string]string{
 }
 
 // driverLacks are what every personality lacks: each is the one zonepath
-// binary, deployed as Kubernetes runs it. They explain skips of every
-// row besides the personality's own lacks:.
-// zonepath has MODIFY_VOLUME and GROUP_CONTROLLER_SERVICE, so neither a
-// ModifyVolume nor a group snapshot skip is one.
-var driverLacks = []string{"volume-health", "storage-health", "split-plugins"}
+// binary, deployed as Kubernetes runs it, and no personality's files
+// configure a zone outage. They explain skips of every row besides the
+// personality's own lacks:. zonepath has MODIFY_VOLUME,
+// GROUP_CONTROLLER_SERVICE and the volume health RPCs, so their skips are
+// no longer among them.
+var driverLacks = []string{"split-plugins", "zone-outage"}
 
 // skipRule maps skip reasons of one suite, matched whole, to a capability.
 type skipRule struct {
@@ -98,6 +100,7 @@ var skipRules = []skipRule{
 	rule(e2eSuite, "topology-labels", `node \S+ has no label \S+ \(one of DriverInfo\.TopologyKeys\).*`),
 	rule(e2eSuite, "nodes-elsewhere", `every schedulable node is inside .*: where a pod lands proves nothing`),
 	rule(e2eSuite, "group-snapshots", `driver file: DriverInfo\.Capabilities\.groupSnapshot is not true.*`),
+	rule(e2eSuite, "zone-outage", `driver ext: zoneOutage is not set.*`),
 	rule(e2eSuite, "restore-outside", `every segment of the extension file has a node in snapshot \S+'s nodeAffinity .*: list a segment outside it.*`),
 	// sanity: zonepath's extensions.
 	rule(sanitySuite, "snapshot-topology", `SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not advertised.*`),
@@ -110,6 +113,8 @@ var skipRules = []skipRule{
 		`the snapshot has no accessible_topology, so it is usable from everywhere \(a global snapshot\): no restore lies outside it|`+
 		`the snapshot is usable from .*, which covers every configured segment: configure one outside it.*`),
 	rule(sanitySuite, "list-snapshots", `the driver advertises neither LIST_SNAPSHOTS nor GET_SNAPSHOT.*`),
+	rule(sanitySuite, "zone-outage", `no outageCommand and recoverCommand configured.*`),
+	rule(sanitySuite, "volume-health", `(node )?(GET_VOLUME_HEALTH|LIST_VOLUME_HEALTH) not supported`),
 	rule(sanitySuite, "controller-publish", `PUBLISH_UNPUBLISH_VOLUME not supported.*`),
 	rule(sanitySuite, "attach-limit", `the node reports no max_volumes_per_node|max_volumes_per_node \d+ is too large to fill in a test|`+
 		`the node took no publish \(.*\): all of max_volumes_per_node \d+ is taken before the test, .*`),

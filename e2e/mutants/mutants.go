@@ -173,4 +173,16 @@ var mutants = []mutant{
 		cluster:  func(f *spec.File) { f.MaxVolumesPerNode = 0 },
 		catchers: []string{"15a", "15b"},
 	},
+	{
+		name: "outage-restore-nowhere",
+		breaks: "driver: while zone-c is down, the other zone of its region refuses new volumes too, so a region-wide " +
+			"snapshot cannot be restored anywhere (fault rule: CreateVolume in zone-a RESOURCE_EXHAUSTED)",
+		run: &gateOnRun,
+		faults: `rules:
+- name: outage-restore-nowhere
+  match: {rpc: CreateVolume, segment: {topology.kubernetes.io/zone: zone-a}}
+  action: {code: ResourceExhausted, message: "zone-a is full"}
+`,
+		catchers: []string{"20"},
+	},
 }

@@ -11,10 +11,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/zonepath/zonepath/fakezones/cluster"
 	"github.com/zonepath/zonepath/fakezones/clustertest"
 	"github.com/zonepath/zonepath/fakezones/objects"
 	"github.com/zonepath/zonepath/fakezones/spec"
@@ -65,6 +69,27 @@ func TestThreeZonesTwoNodes(t *testing.T) {
 		t.Run("its VolumeSnapshot becomes ReadyToUse", func(t *testing.T) {
 			u.Snapshot(t, pv.Spec.ClaimRef.Name)
 		})
+	})
+
+	t.Run("zone down makes zone-b's nodes NotReady and tainted, zone up Ready again", func(t *testing.T) {
+		var out strings.Builder
+		if err := cluster.SetZone(ctx, u.WorkDir, "zone-b", true, &out); err != nil {
+			t.Fatalf("zone down: %v\n%s", err, out.String())
+		}
+		for _, name := range []string{"node-b-1", "node-b-2"} {
+			err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+				return err == nil && slices.ContainsFunc(n.Spec.Taints, func(t v1.Taint) bool { return t.Key == v1.TaintNodeNotReady }), nil
+			})
+			if err != nil {
+				t.Errorf("node %s has no %s taint after zone down: %v", name, v1.TaintNodeNotReady, err)
+			}
+		}
+		out.Reset()
+		if err := cluster.SetZone(ctx, u.WorkDir, "zone-b", false, &out); err != nil {
+			t.Fatalf("zone up: %v\n%s", err, out.String())
+		}
+		t.Log(out.String())
 	})
 }
 

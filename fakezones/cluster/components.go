@@ -179,6 +179,9 @@ func (u *up) kwok() component {
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		fmt.Sprintf("--node-lease-duration-seconds=%d", nodeLeaseSeconds(len(u.o.Cluster.Nodes))),
 		"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1",
+		// zone down (zone.go) sets the Ready condition of these nodes
+		// itself; kwok's stages would set it back.
+		"--disregard-status-with-label-selector=" + ZoneDownLabel + "=true",
 		// kwok logs every lease renewal at INFO: 300 nodes fill a disk.
 		"--v=WARN",
 	}}

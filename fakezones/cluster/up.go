@@ -101,7 +101,11 @@ func Up(ctx context.Context, o Options) (s *State, err error) {
 	if err := u.w.reset(); err != nil {
 		return nil, err
 	}
-	u.state = &State{WorkDir: o.WorkDir, Kubeconfig: u.w.adminKubeconfig(), Controller: u.controllerSocket(), ZoneKey: o.Cluster.Keys.Zone}
+	if err := u.faultFile(); err != nil {
+		return nil, err
+	}
+	u.state = &State{WorkDir: o.WorkDir, Kubeconfig: u.w.adminKubeconfig(), Controller: u.controllerSocket(), ZoneKey: o.Cluster.Keys.Zone,
+		DriverFaultRules: u.o.DriverFaultRules}
 	for i, d := range o.Cluster.ExtraDrivers {
 		u.state.ExtraDrivers = append(u.state.ExtraDrivers, ExtraDriver{
 			Name: d.Name, Controller: extraControllerSocket(o.WorkDir, i), Disabled: d.DisableCapabilities})

@@ -75,6 +75,10 @@ type State struct {
 	ExtraDrivers []ExtraDriver `json:"extraDrivers,omitempty"`
 	// ZoneKey is the driver's zone key, the label its nodes' zones are in.
 	ZoneKey string `json:"zoneKey,omitempty"`
+	// DriverFaultRules is the fault file the zonepath controller re-reads:
+	// Options.DriverFaultRules, else an empty one in the work directory,
+	// where SetZone writes its outage rules.
+	DriverFaultRules string `json:"driverFaultRules,omitempty"`
 
 	// client is Serving's client of the API server.
 	clientOnce sync.Once

@@ -51,7 +51,7 @@ func main() {
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --node-topology-from-labels (default: $KUBECONFIG, else in-cluster)")
 	flag.BoolVar(&o.controller, "controller", true, "serve the controller service")
 	flag.BoolVar(&o.node, "node", true, "serve the node service")
-	flag.StringVar(&o.disable, "disable-capabilities", "", "comma-separated capabilities not to advertise: CONTROLLER_SERVICE, VOLUME_ACCESSIBILITY_CONSTRAINTS, SNAPSHOT_ACCESSIBILITY_CONSTRAINTS, MODIFY_VOLUME, GROUP_CONTROLLER_SERVICE")
+	flag.StringVar(&o.disable, "disable-capabilities", "", "comma-separated capabilities not to advertise: CONTROLLER_SERVICE, VOLUME_ACCESSIBILITY_CONSTRAINTS, SNAPSHOT_ACCESSIBILITY_CONSTRAINTS, MODIFY_VOLUME, GROUP_CONTROLLER_SERVICE, and the volume health RPCs GET_VOLUME_HEALTH (controller and node; takes LIST_VOLUME_HEALTH with it), LIST_VOLUME_HEALTH, GET_STORAGE_HEALTH")
 	flag.Int64Var(&o.maxVolumesPerNode, "max-volumes-per-node", 0, "attach limit reported and enforced for every node; overrides the topology file when > 0")
 	flag.Int64Var(&o.maxVolumeSize, "max-volume-size", 0, "largest volume in bytes; 0 means no limit")
 	flag.StringVar(&o.mount, "mount", "auto", "node mounts: bind, none (only create paths), or auto (bind when permitted)")

@@ -5,6 +5,7 @@
 //
 //	zonepath-cluster up --zones 3 --nodes-per-zone 2
 //	kubectl --kubeconfig _output/fakezones/kubeconfig/admin get nodes -L topology.kubernetes.io/zone
+//	zonepath-cluster zone down zone-b   # and zone up zone-b
 //	zonepath-cluster down
 package main
 
@@ -41,7 +42,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCommand(), downCommand(), statusCommand(), chaosCommand(), kubeletCommand())
+	root.AddCommand(upCommand(), downCommand(), statusCommand(), zoneCommand(), chaosCommand(), kubeletCommand())
 	stopProfile := cpuProfile()
 	err := root.ExecuteContext(ctx)
 	stopProfile()
@@ -194,6 +195,35 @@ func statusCommand() *cobra.Command {
 		fmt.Fprint(cmd.OutOrStdout(), s.Summary())
 		return nil
 	})
+}
+
+// zoneCommand takes a zone of a running cluster down and up again.
+func zoneCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "zone",
+		Short: "Take a zone of a running cluster down (an outage) or bring it back up",
+		Long: "zone down ZONE writes an outage rule (driver/faults/README.md) into the fault file the zonepath controller " +
+			"re-reads, so the zone's volumes and snapshot copies are inaccessible and nothing is placed there, and makes " +
+			"the zone's kwok nodes NotReady; zone up ZONE undoes both. The zone's data stays. Both are idempotent.",
+	}
+	for _, down := range []bool{true, false} {
+		use := map[bool]string{true: "down", false: "up"}[down]
+		var dir string
+		sub := &cobra.Command{
+			Use:   use + " ZONE",
+			Short: map[bool]string{true: "Take ZONE (zone or region/zone) down", false: "Bring ZONE back up"}[down],
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if err := absPaths(&dir); err != nil {
+					return err
+				}
+				return cluster.SetZone(cmd.Context(), dir, args[0], down, cmd.OutOrStdout())
+			},
+		}
+		sub.Flags().StringVar(&dir, "work-dir", defaultWorkDir, "the cluster's work directory")
+		cmd.AddCommand(sub)
+	}
+	return cmd
 }
 
 // workDirCommand is a subcommand whose only flag is the cluster's

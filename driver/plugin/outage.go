@@ -1,0 +1,109 @@
+package plugin
+
+import (
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/zonepath/zonepath/driver/state"
+)
+
+// Zone outages. A fault rule with action.outage (driver/faults/outage.go)
+// takes the zones of its segment down until the rule is removed. The data
+// of a zone that is down stays on disk untouched, as a site that lost
+// power keeps its disks: nothing is deleted, changed or read there while
+// it is down, and everything is back as it was when the rule is lifted.
+//
+// Codes. The spec has no error row for a back end that cannot be reached.
+// For calls that need the zone's data (Node stage, publish, stats and
+// expand; ControllerPublish, ControllerExpand, DeleteVolume,
+// DeleteSnapshot, CreateSnapshot of a volume there) it is UNAVAILABLE:
+// gRPC's "the service is currently unavailable ... most likely a
+// transient condition, which can be corrected by retrying with a
+// backoff", which is what a CO should do; FAILED_PRECONDITION would tell
+// it to fix something, and NOT_FOUND that the volume is gone, neither
+// true. Placement that needs a new object in a down zone (CreateVolume,
+// CreateSnapshot whose requisite leaves only such zones, a restore whose
+// snapshot copies are all there) is RESOURCE_EXHAUSTED: the request is
+// valid but "can not be provisioned with the specified topology
+// constraints" (spec.md CreateVolume Errors, "Unable to provision in
+// accessible_topology"; CreateSnapshot Errors, "Not enough resources to
+// create snapshot ... the accessibility_requirements field is valid but a
+// snapshot can not be created"), and a CO reschedules elsewhere.
+
+// zoneDown reports whether zone i is down; -1 (a zone that left the
+// topology file) is not an outage.
+func (p *Plugin) zoneDown(i int) bool {
+	return i >= 0 && p.cfg.Faults.Down(p.topo.Segment(i))
+}
+
+// zoneIDDown is zoneDown for a zone ID stored in a record.
+func (p *Plugin) zoneIDDown(id string) bool { return p.cfg.Faults.Down(p.zoneSegment(id)) }
+
+// liveZones drops the zones that are down from candidates. None left is
+// RESOURCE_EXHAUSTED naming them, for the CO to try elsewhere.
+func (p *Plugin) liveZones(candidates []int, what string) ([]int, error) {
+	var out, down []int
+	for _, i := range candidates {
+		if p.zoneDown(i) {
+			down = append(down, i)
+		} else {
+			out = append(out, i)
+		}
+	}
+	if len(out) == 0 && len(down) > 0 {
+		return nil, status.Errorf(codes.ResourceExhausted, "zones %s are down (outage): no zone left for %s", p.zoneNames(down), what)
+	}
+	return out, nil
+}
+
+// volumeReachable is UNAVAILABLE for a volume in a zone that is down.
+func (p *Plugin) volumeReachable(v *state.Volume) error {
+	if p.zoneIDDown(v.Zone) {
+		return status.Errorf(codes.Unavailable, "volume %s is in zone %s, which is down (outage); retry when it is back", v.ID, v.Zone)
+	}
+	return nil
+}
+
+// snapshotReachable is UNAVAILABLE for a snapshot with a copy in a zone
+// that is down: deleting it would leave that copy behind.
+func (p *Plugin) snapshotReachable(s *state.Snapshot) error {
+	for _, z := range s.Zones {
+		if p.zoneIDDown(z) {
+			return status.Errorf(codes.Unavailable, "snapshot %s has a copy in zone %s, which is down (outage); retry when it is back", s.ID, z)
+		}
+	}
+	return nil
+}
+
+// nodeVolumeReachable is UNAVAILABLE when this node's zone is down or,
+// where this process also holds the records, the volume's zone is.
+func (p *Plugin) nodeVolumeReachable(id string) error {
+	if p.cfg.ServeNode && p.zoneDown(p.cfg.Node.Zone) {
+		return status.Errorf(codes.Unavailable, "zone %s of node %s is down (outage); retry when it is back", p.topo.Zones[p.cfg.Node.Zone].ID(), p.cfg.NodeID)
+	}
+	if v := p.store.Volume(id); v != nil {
+		return p.volumeReachable(v)
+	}
+	return nil
+}
+
+// healthOf is a volume's health given why it cannot be reached (nil:
+// it can): one entry per (status, reason), as VolumeHealthEntry requires
+// ("The Plugin MUST NOT return multiple VolumeHealthEntry messages for the
+// same volume with the same (status, reason) combination"). The
+// controller and node views both come from the zone's state, so they
+// cannot disagree about an outage.
+func healthOf(id string, unreachable error) *csi.VolumeHealth {
+	h := &csi.VolumeHealth{VolumeId: id}
+	if unreachable != nil {
+		h.HealthStatuses = []*csi.VolumeHealth_VolumeHealthEntry{{
+			Status: csi.VolumeHealthErrorType_INACCESSIBLE, Reason: ReasonZoneDown, Message: status.Convert(unreachable).Message(),
+		}}
+	}
+	return h
+}
+
+// ReasonZoneDown is the VolumeHealthEntry and StorageBackendHealth reason
+// of a zone outage.
+const ReasonZoneDown = "ZoneDown"

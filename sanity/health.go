@@ -1,0 +1,231 @@
+package sanity
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"google.golang.org/grpc/codes"
+)
+
+// Volume health (CSI v1.13, alpha). Upstream csi-sanity only checks that
+// the RPCs answer; these tests hold them to the spec's MUSTs. The tests
+// that need an unhealthy volume take the storage of the node's segment
+// down with Config.OutageCommand and bring it back with RecoverCommand,
+// and skip without them.
+
+var (
+	ruleHealthCodes      = Label("volume-health", "rule:health-codes")
+	ruleHealthList       = Label("volume-health", "rule:health-list")
+	ruleHealthEntries    = Label("volume-health", "rule:health-entries")
+	ruleHealthConsistent = Label("volume-health", "rule:health-consistent")
+)
+
+const (
+	getVolumeHealth  = csi.ControllerServiceCapability_RPC_GET_VOLUME_HEALTH
+	listVolumeHealth = csi.ControllerServiceCapability_RPC_LIST_VOLUME_HEALTH
+	nodeVolumeHealth = csi.NodeServiceCapability_RPC_GET_VOLUME_HEALTH
+	// invalidToken is a starting_token no driver issues.
+	invalidToken = "zonepath-sanity-not-a-token"
+)
+
+var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
+	ctx := context.Background()
+
+	It("answers ControllerGetVolumeHealth: INVALID_ARGUMENT without volume_id, NOT_FOUND for a deleted volume, the volume's own ID for a known one (spec.md ControllerGetVolumeHealthRequest.volume_id REQUIRED; ControllerGetVolumeHealth Errors: Volume does not exist)", ruleHealthCodes, func() {
+		s.needControllerCap(getVolumeHealth)
+		_, err := s.r.ControllerGetVolumeHealth(ctx, &csi.ControllerGetVolumeHealthRequest{})
+		Expect(code(err)).To(Equal(codes.InvalidArgument), "ControllerGetVolumeHealth without volume_id: %v", err)
+		vol := s.volume("zp-health-known", nil)
+		resp, err := s.r.ControllerGetVolumeHealth(ctx, &csi.ControllerGetVolumeHealthRequest{VolumeId: vol.GetVolumeId()})
+		Expect(err).NotTo(HaveOccurred(), "ControllerGetVolumeHealth of a known volume")
+		Expect(resp.GetVolumeHealth().GetVolumeId()).To(Equal(vol.GetVolumeId()), "volume_health.volume_id (REQUIRED)")
+		gone := s.deletedVolume()
+		_, err = s.r.ControllerGetVolumeHealth(ctx, &csi.ControllerGetVolumeHealthRequest{VolumeId: gone})
+		Expect(code(err)).To(Equal(codes.NotFound), "ControllerGetVolumeHealth of deleted volume %s: %v", gone, err)
+	})
+
+	It("answers NodeGetVolumeHealth: INVALID_ARGUMENT without volume_id, NOT_FOUND for a deleted volume (spec.md NodeGetVolumeHealthRequest.volume_id REQUIRED; NodeGetVolumeHealth Errors: Volume does not exist)", ruleHealthCodes, func() {
+		s.needNodeCap(nodeVolumeHealth)
+		_, err := s.r.NodeGetVolumeHealth(ctx, &csi.NodeGetVolumeHealthRequest{})
+		Expect(code(err)).To(Equal(codes.InvalidArgument), "NodeGetVolumeHealth without volume_id: %v", err)
+		gone := s.deletedVolume()
+		_, err = s.r.NodeGetVolumeHealth(ctx, &csi.NodeGetVolumeHealthRequest{VolumeId: gone})
+		Expect(code(err)).To(Equal(codes.NotFound), "NodeGetVolumeHealth of deleted volume %s: %v", gone, err)
+	})
+
+	It("pages ControllerListVolumeHealth: at most max_entries, next_token while more follow, every unhealthy volume exactly once, a foreign starting_token ABORTED (spec.md ControllerListVolumeHealthRequest.max_entries; ControllerListVolumeHealth Errors: Invalid starting_token)", ruleHealthList, func() {
+		s.needControllerCap(listVolumeHealth)
+		_, err := s.r.ControllerListVolumeHealth(ctx, &csi.ControllerListVolumeHealthRequest{StartingToken: invalidToken})
+		Expect(code(err)).To(Equal(codes.Aborted), "ControllerListVolumeHealth with starting_token %q: %v", invalidToken, err)
+		cfg := s.needOutage()
+		var ids []string
+		for i := range 3 {
+			ids = append(ids, s.volume(fmt.Sprintf("zp-health-list-%d", i), s.d.nodeInfo().GetAccessibleTopology()).GetVolumeId())
+		}
+		defer s.recover(cfg, ids...)
+		s.outage(cfg, ids...)
+		for _, max := range []int32{1, 2} {
+			seen := map[string]int{}
+			for _, h := range s.walkHealth(max) {
+				seen[h.GetVolumeId()]++
+			}
+			for _, id := range ids {
+				Expect(seen[id]).To(Equal(1), "max_entries %d: volume %s, reported unhealthy by ControllerGetVolumeHealth, listed %d times (\"The Plugin SHALL return the health information about all the volumes that it knows about\")", max, id, seen[id])
+			}
+			for id, n := range seen {
+				Expect(n).To(Equal(1), "max_entries %d: volume %s listed %d times with nothing changing", max, id, n)
+			}
+		}
+	})
+
+	It("reports each (status, reason) of a volume at most once, in every view (spec.md VolumeHealthEntry.reason: MUST NOT return multiple entries with the same (status, reason))", ruleHealthEntries, func() {
+		s.needControllerCap(getVolumeHealth)
+		cfg := s.needOutage()
+		id := s.volume("zp-health-entries", s.d.nodeInfo().GetAccessibleTopology()).GetVolumeId()
+		defer s.recover(cfg, id)
+		s.outage(cfg, id)
+		views := map[string]*csi.VolumeHealth{"ControllerGetVolumeHealth": s.controllerHealth(id)}
+		if s.d.controllerCapability(listVolumeHealth) {
+			for _, h := range s.walkHealth(0) {
+				if h.GetVolumeId() == id {
+					views["ControllerListVolumeHealth"] = h
+				}
+			}
+		}
+		if s.d.nodeCapability(nodeVolumeHealth) {
+			if resp, err := s.r.NodeGetVolumeHealth(ctx, &csi.NodeGetVolumeHealthRequest{VolumeId: id}); err == nil {
+				views["NodeGetVolumeHealth"] = resp.GetVolumeHealth()
+			}
+		}
+		for view, h := range views {
+			seen := map[string]bool{}
+			for _, e := range h.GetHealthStatuses() {
+				key := e.GetStatus().String() + "/" + e.GetReason()
+				Expect(seen[key]).To(BeFalse(), "%s of volume %s reports %s twice: %v", view, id, key, h.GetHealthStatuses())
+				Expect(e.GetReason()).NotTo(BeEmpty(), "%s of volume %s: reason is REQUIRED", view, id)
+				seen[key] = true
+			}
+		}
+	})
+
+	It("agrees on the node when the controller reports a volume INACCESSIBLE (spec.md VolumeHealthErrorType INACCESSIBLE: from the controller, not accessible from all nodes in the cluster)", ruleHealthConsistent, func() {
+		s.needControllerCap(getVolumeHealth)
+		s.needNodeCap(nodeVolumeHealth)
+		cfg := s.needOutage()
+		id := s.volume("zp-health-consistent", s.d.nodeInfo().GetAccessibleTopology()).GetVolumeId()
+		healthy, err := s.r.NodeGetVolumeHealth(ctx, &csi.NodeGetVolumeHealthRequest{VolumeId: id})
+		Expect(err).NotTo(HaveOccurred(), "NodeGetVolumeHealth of volume %s, in the node's segment, before the outage", id)
+		Expect(inaccessible(healthy.GetVolumeHealth())).To(BeFalse(), "node reports volume %s INACCESSIBLE before the outage", id)
+		defer s.recover(cfg, id)
+		s.outage(cfg, id)
+		resp, err := s.r.NodeGetVolumeHealth(ctx, &csi.NodeGetVolumeHealthRequest{VolumeId: id})
+		Expect(err).NotTo(HaveOccurred(), "NodeGetVolumeHealth of volume %s, INACCESSIBLE to the controller", id)
+		Expect(inaccessible(resp.GetVolumeHealth())).To(BeTrue(),
+			"the controller reports volume %s INACCESSIBLE (not accessible from all nodes), the node in its segment reports %v", id, resp.GetVolumeHealth().GetHealthStatuses())
+	})
+})
+
+func (s *suite) needControllerCap(c csi.ControllerServiceCapability_RPC_Type) {
+	if !s.d.controllerCapability(c) {
+		Skip(c.String() + " not supported")
+	}
+}
+
+func (s *suite) needNodeCap(c csi.NodeServiceCapability_RPC_Type) {
+	if !s.d.nodeCapability(c) {
+		Skip("node " + c.String() + " not supported")
+	}
+}
+
+// needOutage returns the configuration of the outage commands, or skips.
+func (s *suite) needOutage() Config {
+	cfg := config()
+	if cfg.OutageCommand == "" || cfg.RecoverCommand == "" {
+		Skip("no outageCommand and recoverCommand configured: no volume can be made unhealthy")
+	}
+	s.needControllerCap(getVolumeHealth)
+	return cfg
+}
+
+// deletedVolume is the ID of a volume the driver made and deleted: one
+// it must know to be gone, whatever its IDs look like.
+func (s *suite) deletedVolume() string {
+	vol := s.volume("zp-health-deleted", nil)
+	_, err := s.r.DeleteVolume(context.Background(), &csi.DeleteVolumeRequest{VolumeId: vol.GetVolumeId(), Secrets: s.sc.Secrets.DeleteVolumeSecret})
+	Expect(err).NotTo(HaveOccurred(), "DeleteVolume")
+	return vol.GetVolumeId()
+}
+
+// outage runs the outage command and waits until the controller reports
+// every one of ids INACCESSIBLE.
+func (s *suite) outage(cfg Config, ids ...string) {
+	GinkgoHelper()
+	out, err := exec.Command("sh", "-c", cfg.OutageCommand).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "outage command %q: %s", cfg.OutageCommand, out)
+	for _, id := range ids {
+		Eventually(func() bool { return inaccessible(s.controllerHealth(id)) }).WithTimeout(cfg.outageTimeout()).WithPolling(100*time.Millisecond).
+			Should(BeTrue(), "after the outage command, ControllerGetVolumeHealth must report volume %s, in the node's segment, INACCESSIBLE", id)
+	}
+}
+
+// recover runs the recover command and waits, as long as outage may,
+// until the controller no longer reports ids INACCESSIBLE, so that
+// cleanup can delete what the test made. It runs deferred, also after a
+// failure, so it reports trouble in the log and does not fail the test.
+func (s *suite) recover(cfg Config, ids ...string) {
+	out, err := exec.Command("sh", "-c", cfg.RecoverCommand).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(GinkgoWriter, "recover command %q failed: %v: %s\n", cfg.RecoverCommand, err, out)
+		return
+	}
+	deadline := time.Now().Add(cfg.outageTimeout())
+	for _, id := range ids {
+		for time.Now().Before(deadline) {
+			resp, err := s.r.ControllerGetVolumeHealth(context.Background(), &csi.ControllerGetVolumeHealthRequest{VolumeId: id})
+			if err == nil && !inaccessible(resp.GetVolumeHealth()) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+func (s *suite) controllerHealth(id string) *csi.VolumeHealth {
+	resp, err := s.r.ControllerGetVolumeHealth(context.Background(), &csi.ControllerGetVolumeHealthRequest{VolumeId: id})
+	Expect(err).NotTo(HaveOccurred(), "ControllerGetVolumeHealth %s", id)
+	return resp.GetVolumeHealth()
+}
+
+// walkHealth lists every page of ControllerListVolumeHealth with max
+// entries each, checking the pages as it goes.
+func (s *suite) walkHealth(max int32) []*csi.VolumeHealth {
+	GinkgoHelper()
+	var all []*csi.VolumeHealth
+	token := ""
+	for page := 0; ; page++ {
+		Expect(page).To(BeNumerically("<", listLimit), "ControllerListVolumeHealth: more than %d pages", listLimit)
+		resp, err := s.r.ControllerListVolumeHealth(context.Background(), &csi.ControllerListVolumeHealthRequest{MaxEntries: max, StartingToken: token})
+		Expect(err).NotTo(HaveOccurred(), "ControllerListVolumeHealth page %d (max_entries %d)", page, max)
+		if max > 0 {
+			Expect(len(resp.GetEntries())).To(BeNumerically("<=", max), "page %d: %d entries, max_entries %d (\"the Plugin MUST NOT return more entries than this number\")", page, len(resp.GetEntries()), max)
+		}
+		all = append(all, resp.GetEntries()...)
+		if token = resp.GetNextToken(); token == "" {
+			return all
+		}
+	}
+}
+
+func inaccessible(h *csi.VolumeHealth) bool {
+	for _, e := range h.GetHealthStatuses() {
+		if e.GetStatus() == csi.VolumeHealthErrorType_INACCESSIBLE {
+			return true
+		}
+	}
+	return false
+}
