@@ -8,6 +8,8 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -66,8 +68,12 @@ func TestThreeZonesTwoNodes(t *testing.T) {
 		if len(terms) != 1 || !strings.Contains(fmt.Sprint(terms[0]), "zone-a") || strings.Contains(fmt.Sprint(terms[0]), "zone-b") {
 			t.Fatalf("PV %s nodeAffinity = %v, want zone-a only", pv.Name, terms)
 		}
+		token := writeToken(t, u, pv)
 		t.Run("its VolumeSnapshot becomes ReadyToUse", func(t *testing.T) {
 			u.Snapshot(t, pv.Spec.ClaimRef.Name)
+		})
+		t.Run("zone-a down: its zonal snapshot's restore waits; zone-a up: it completes there, and both volumes read back what was written", func(t *testing.T) {
+			restoreAcrossOutage(t, u, pv, token)
 		})
 	})
 
@@ -91,6 +97,78 @@ func TestThreeZonesTwoNodes(t *testing.T) {
 		}
 		t.Log(out.String())
 	})
+}
+
+// writeToken writes a token file into the volume's data, as a pod would,
+// and returns it.
+func writeToken(t *testing.T, u *clustertest.Cluster, pv *v1.PersistentVolume) string {
+	t.Helper()
+	token := fmt.Sprintf("token of %s at %d", pv.Name, time.Now().UnixNano())
+	if err := os.WriteFile(filepath.Join(volumeData(u, pv), "token"), []byte(token), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// volumeData is where the fake zones' driver keeps a file-system volume's
+// data (--data-dir, driver/README.md): kwok's pods do not run, so the
+// test reads and writes there.
+func volumeData(u *clustertest.Cluster, pv *v1.PersistentVolume) string {
+	return filepath.Join(u.WorkDir, "driver", "data", "volumes", pv.Spec.CSI.VolumeHandle)
+}
+
+// expectToken fails unless the volume's data holds the token.
+func expectToken(t *testing.T, u *clustertest.Cluster, pv *v1.PersistentVolume, token string) {
+	t.Helper()
+	got, err := os.ReadFile(filepath.Join(volumeData(u, pv), "token"))
+	if err != nil || string(got) != token {
+		t.Errorf("volume %s (%s) token = %q, %v; want %q", pv.Name, pv.Spec.CSI.VolumeHandle, got, err, token)
+	}
+}
+
+// restoreAcrossOutage takes zone-a, where pv and its only snapshot copy
+// are, down; a claim restoring the snapshot stays Pending meanwhile; once
+// zone-a is back the claim is bound there, and the source volume and the
+// restored one read back the token (issue 23: zone up restores everything,
+// no data lost).
+func restoreAcrossOutage(t *testing.T, u *clustertest.Cluster, pv *v1.PersistentVolume, token string) {
+	ctx := context.Background()
+	var out strings.Builder
+	if err := cluster.SetZone(ctx, u.WorkDir, "zone-a", true, &out); err != nil {
+		t.Fatalf("zone down: %v\n%s", err, out.String())
+	}
+	t.Cleanup(func() { _ = cluster.SetZone(ctx, u.WorkDir, "zone-a", false, &out) })
+	claims := u.Kube.CoreV1().PersistentVolumeClaims(clustertest.Namespace)
+	claim := clustertest.PVC("restored-across-outage", "zonepath", "snap-"+pv.Spec.ClaimRef.Name)
+	if _, err := claims.Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Long enough for the provisioner's first attempts (it retries from
+	// 1 s on), which the driver must refuse: the only copy is in zone-a.
+	time.Sleep(5 * time.Second)
+	if got, err := claims.Get(ctx, claim.Name, metav1.GetOptions{}); err != nil || got.Status.Phase != v1.ClaimPending {
+		t.Fatalf("claim %s while zone-a is down: %v, %v; want Pending", claim.Name, got.Status.Phase, err)
+	}
+	if err := cluster.SetZone(ctx, u.WorkDir, "zone-a", false, &out); err != nil {
+		t.Fatalf("zone up: %v\n%s", err, out.String())
+	}
+	var restored *v1.PersistentVolume
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := claims.Get(ctx, claim.Name, metav1.GetOptions{})
+		if err != nil || got.Status.Phase != v1.ClaimBound {
+			return false, nil
+		}
+		restored, err = u.Kube.CoreV1().PersistentVolumes().Get(ctx, got.Spec.VolumeName, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("claim %s not bound after zone up: %v; provisioner log:\n%s", claim.Name, err, u.Log("provisioner", 20))
+	}
+	if terms := fmt.Sprint(restored.Spec.NodeAffinity.Required.NodeSelectorTerms); !strings.Contains(terms, "zone-a") {
+		t.Errorf("restored volume %s nodeAffinity %s, want zone-a (the snapshot's only copy)", restored.Name, terms)
+	}
+	expectToken(t, u, pv, token)
+	expectToken(t, u, restored, token)
 }
 
 // An extra driver runs beside zonepath: registered on every node with the
