@@ -87,9 +87,7 @@ run() {
 checkNodes
 for r in $RUNS; do
   case $r in
-  # zone-outage: no command takes a kind zone down (its storage and nodes); the
-  # spec runs on fake zones (make conformance).
-  main) run main deploy/overlays/kind e2e/testdata/kind/zonepath-ext.yaml '!capability-off && !feature-gate-off && !zone-outage' ;;
+  main) run main deploy/overlays/kind e2e/testdata/kind/zonepath-ext.yaml '!capability-off && !feature-gate-off' ;;
   nocap) run nocap deploy/overlays/kind-nocap e2e/testdata/kind/zonepath-nocap-ext.yaml capability-off ;;
   gate-off) run gate-off deploy/overlays/kind-gate-off e2e/testdata/kind/zonepath-gate-off-ext.yaml feature-gate-off ;;
   *) echo "kind-e2e: KIND_E2E_RUNS: unknown run $r (main, nocap, gate-off)" >&2; exit 2 ;;
