@@ -10,7 +10,10 @@
 #      External.Storage, skip \[Serial\]|\[Disruptive\]|\[Feature: (the
 #      kubernetes-csi CI selection) and zonepath's own suite;
 #   2. serial: the [Serial] specs of the suites that matter here
-#      (volumeLimits, topology, read-write-once-pod), still without \[Disruptive\]|\[Feature:.
+#      (volumeLimits, topology, read-write-once-pod), still without \[Disruptive\]|\[Feature:;
+#   3. features: the [Feature:volumegroupsnapshot] and
+#      [Feature:VolumeAttributesClass] specs (group snapshots, ModifyVolume),
+#      without [Serial] and [Disruptive].
 # Then a table upstream suite → passed/failed/skipped with every skip's
 # reason (e2e/suitetable), in _output/kind-upstream/summary.txt, and
 # losetup -a of every node. Fails on any failure.
@@ -29,6 +32,10 @@ FOCUS=${KIND_UPSTREAM_FOCUS:-External.Storage}
 # topology has none today, and any-volume-datasource tests a populator,
 # not the driver.
 SERIAL_SUITES=${KIND_UPSTREAM_SERIAL_SUITES:-'(volumeLimits|topology|read-write-once-pod)'}
+# The [Feature:] suites of what zonepath has beyond kubernetes-csi CI's
+# selection (issue 23): group snapshots and VolumeAttributesClasses. A third
+# run, without [Serial] and [Disruptive].
+FEATURES=${KIND_UPSTREAM_FEATURES:-'volumegroupsnapshot|VolumeAttributesClass'}
 SKIP='\[Disruptive\]|\[Feature:|\[Testpattern: [^]]*\] zonepath '
 out=$PWD/_output/kind-upstream
 export KUBECONFIG
@@ -71,7 +78,8 @@ stack_deploy deploy/overlays/kind
 stack_node_plugins true $(kubectl get nodes -l zonepath.csi.dev/node-plugin -o name | sed 's|^node/||')
 suite parallel "$PROCS" "$FOCUS" "\\[Serial\\]|$SKIP"
 suite serial 1 "$FOCUS.*\\] $SERIAL_SUITES .*\\[Serial\\]" "$SKIP"
+suite features "$PROCS" "$FOCUS.*\\[Feature:($FEATURES)\\]" '\[Disruptive\]|\[Serial\]|\[Testpattern: [^]]*\] zonepath '
 stack_logs "$out/logs.txt"
 stack_loops | tee "$out/losetup.txt"
 step "summary (also in $out/summary.txt)"
-go run ./e2e/suitetable "$out/junit-parallel.xml" "$out/junit-serial.xml" | tee "$out/summary.txt"
+go run ./e2e/suitetable "$out/junit-parallel.xml" "$out/junit-serial.xml" "$out/junit-features.xml" | tee "$out/summary.txt"
