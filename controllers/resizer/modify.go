@@ -140,7 +140,7 @@ func (l *modifyLoop) sync(ctx context.Context, key string) error {
 	case target == "" || target == ptr.Deref(pvc.Status.CurrentVolumeAttributesClassName, ""):
 		// Nothing to apply; a class set back to the current one after
 		// an infeasible change ends that attempt.
-		_, err := l.setStatus(pvc, nil)
+		_, err := l.setStatus(pvc, nil, "", "")
 		return err
 	case l.wasRefused(key, target) ||
 		st != nil && st.Status == v1.PersistentVolumeClaimModifyVolumeInfeasible && st.TargetVolumeAttributesClassName == target:
@@ -150,15 +150,16 @@ func (l *modifyLoop) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		// Pending: "the specified VolumeAttributesClass not existing";
 		// classAdded brings the claim back.
-		_, err := l.setStatus(pvc, modifyStatus(target, v1.PersistentVolumeClaimModifyVolumePending))
+		_, err := l.setStatus(pvc, modifyStatus(target, v1.PersistentVolumeClaimModifyVolumePending), "", "")
 		return err
 	}
 	if err != nil {
 		return err
 	}
 	if vac.DriverName != l.c.o.DriverName {
-		l.c.recorder.Eventf(pvc, v1.EventTypeWarning, reasonModifyFailed, "VolumeAttributesClass %s is for driver %s, not %s of volume %s", target, vac.DriverName, l.c.o.DriverName, pv.Name)
-		_, err := l.setStatus(pvc, modifyStatus(target, v1.PersistentVolumeClaimModifyVolumeInfeasible))
+		msg := fmt.Sprintf("VolumeAttributesClass %s is for driver %s, not %s of volume %s", target, vac.DriverName, l.c.o.DriverName, pv.Name)
+		l.c.recorder.Event(pvc, v1.EventTypeWarning, reasonModifyFailed, msg)
+		_, err := l.setStatus(pvc, modifyStatus(target, v1.PersistentVolumeClaimModifyVolumeInfeasible), v1.PersistentVolumeClaimVolumeModifyVolumeError, msg)
 		return err
 	}
 	return l.apply(ctx, key, pvc, pv, vac)
@@ -177,7 +178,8 @@ func (l *modifyLoop) wasRefused(key, target string) bool {
 // apply calls the plugin with the class's parameters and records the
 // outcome.
 func (l *modifyLoop) apply(ctx context.Context, key string, pvc *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, vac *storagev1.VolumeAttributesClass) error {
-	pvc, err := l.setStatus(pvc, modifyStatus(vac.Name, v1.PersistentVolumeClaimModifyVolumeInProgress))
+	pvc, err := l.setStatus(pvc, modifyStatus(vac.Name, v1.PersistentVolumeClaimModifyVolumeInProgress),
+		v1.PersistentVolumeClaimVolumeModifyingVolume, "modifying volume "+pv.Name+" with VolumeAttributesClass "+vac.Name)
 	if err != nil {
 		return err
 	}
@@ -193,6 +195,7 @@ func (l *modifyLoop) apply(ctx context.Context, key string, pvc *v1.PersistentVo
 	done := pvc.DeepCopy()
 	done.Status.CurrentVolumeAttributesClassName = ptr.To(vac.Name)
 	done.Status.ModifyVolumeStatus = nil
+	done.Status.Conditions = withModifyCondition(done.Status.Conditions, "", "")
 	if _, err := patchClaim(l.c.kube, pvc, done); err != nil {
 		return fmt.Errorf("recording class %s on claim: %w", vac.Name, err)
 	}
@@ -209,11 +212,14 @@ func (l *modifyLoop) failed(key string, pvc *v1.PersistentVolumeClaim, pv *v1.Pe
 	msg := fmt.Sprintf("modify volume %s with VolumeAttributesClass %s failed: %v", pv.Name, target, err)
 	if classify(err) != infeasible {
 		l.c.recorder.Event(pvc, v1.EventTypeWarning, reasonModifyFailed, msg)
+		if _, werr := l.setStatus(pvc, pvc.Status.ModifyVolumeStatus, v1.PersistentVolumeClaimVolumeModifyVolumeError, msg); werr != nil {
+			return werr
+		}
 		return fmt.Errorf("%s", msg)
 	}
 	l.refused.Store(key, target)
 	l.c.recorder.Event(pvc, v1.EventTypeWarning, reasonModifyFailed, msg+"; this is final: set another VolumeAttributesClass on the claim")
-	_, err = l.setStatus(pvc, modifyStatus(target, v1.PersistentVolumeClaimModifyVolumeInfeasible))
+	_, err = l.setStatus(pvc, modifyStatus(target, v1.PersistentVolumeClaimModifyVolumeInfeasible), v1.PersistentVolumeClaimVolumeModifyVolumeError, msg)
 	return err
 }
 
@@ -221,16 +227,42 @@ func modifyStatus(target string, s v1.PersistentVolumeClaimModifyVolumeStatus) *
 	return &v1.ModifyVolumeStatus{TargetVolumeAttributesClassName: target, Status: s}
 }
 
-// setStatus writes status.modifyVolumeStatus (nil removes it), nothing when
-// it already says so.
-func (l *modifyLoop) setStatus(pvc *v1.PersistentVolumeClaim, s *v1.ModifyVolumeStatus) (*v1.PersistentVolumeClaim, error) {
+// setStatus writes status.modifyVolumeStatus (nil removes it) and the
+// claim's modify condition (cond "" removes it), nothing when they already
+// say so.
+func (l *modifyLoop) setStatus(pvc *v1.PersistentVolumeClaim, s *v1.ModifyVolumeStatus, cond v1.PersistentVolumeClaimConditionType, msg string) (*v1.PersistentVolumeClaim, error) {
 	c := pvc.DeepCopy()
 	c.Status.ModifyVolumeStatus = s
+	c.Status.Conditions = withModifyCondition(c.Status.Conditions, cond, msg)
 	out, err := patchClaim(l.c.kube, pvc, c)
 	if err != nil {
 		return nil, fmt.Errorf("recording modifyVolumeStatus %v on claim %s/%s: %w", s, pvc.Namespace, pvc.Name, err)
 	}
 	return out, nil
+}
+
+// withModifyCondition replaces the claim's modify conditions by cond
+// (none when ""), keeping the others (Resizing ...). csi-resizer's modify
+// controller sets them so, and Kubernetes' e2e framework waits for them:
+// ModifyingVolume while a call is under way, ModifyVolumeError with the
+// error after a failed one (WaitForPersistentVolumeClaimModificationFailure),
+// neither once the class is applied. An unchanged condition keeps its
+// transition time, so a retry writes nothing.
+func withModifyCondition(conds []v1.PersistentVolumeClaimCondition, cond v1.PersistentVolumeClaimConditionType, msg string) []v1.PersistentVolumeClaimCondition {
+	var out []v1.PersistentVolumeClaimCondition
+	next := v1.PersistentVolumeClaimCondition{Type: cond, Status: v1.ConditionTrue, Message: msg, LastTransitionTime: metav1.Now()}
+	for _, c := range conds {
+		switch {
+		case c.Type == cond && c.Message == msg:
+			next = c
+		case c.Type != v1.PersistentVolumeClaimVolumeModifyingVolume && c.Type != v1.PersistentVolumeClaimVolumeModifyVolumeError:
+			out = append(out, c)
+		}
+	}
+	if cond != "" {
+		out = append(out, next)
+	}
+	return out
 }
 
 // patchVolumeClass sets the volume's spec.volumeAttributesClassName with a

@@ -2,7 +2,9 @@ package resizer
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,6 +103,12 @@ func TestModifyInfeasible(t *testing.T) {
 	h := startResync(t, f, 50*time.Millisecond, classClaim("encrypted", "slow"), volume("1Gi", false), class("encrypted", testDriver, "premium"), class("slow", testDriver, "standard"))
 	h.waitModifyStatus("encrypted", v1.PersistentVolumeClaimModifyVolumeInfeasible)
 	h.waitEvent("Warning VolumeModifyFailed")
+	// Kubernetes' e2e framework waits for this condition
+	// (WaitForPersistentVolumeClaimModificationFailure), as csi-resizer sets it.
+	if c := modifyConditions(h.claim()); len(c) != 1 || c[0].Type != v1.PersistentVolumeClaimVolumeModifyVolumeError ||
+		!strings.Contains(c[0].Message, "encryption cannot change in place") {
+		t.Fatalf("modify conditions after a refused change: %+v, want one ModifyVolumeError with the plugin's error", c)
+	}
 	time.Sleep(1500 * time.Millisecond) // a resync
 	if n := len(f.modifyCalls()); n != 1 {
 		t.Fatalf("%d ControllerModifyVolume calls, want 1: an infeasible class is not retried", n)
@@ -112,9 +120,22 @@ func TestModifyInfeasible(t *testing.T) {
 		t.Fatalf("volume's class %q after a refused change", *pv.Spec.VolumeAttributesClassName)
 	}
 	h.setClass("slow")
-	h.eventually("modifyVolumeStatus cleared", func() (bool, string) {
-		return h.claim().Status.ModifyVolumeStatus == nil, "still set"
+	h.eventually("modifyVolumeStatus and conditions cleared", func() (bool, string) {
+		c := h.claim()
+		return c.Status.ModifyVolumeStatus == nil && len(modifyConditions(c)) == 0, fmt.Sprintf("status %v, conditions %+v", c.Status.ModifyVolumeStatus, modifyConditions(c))
 	})
+}
+
+// modifyConditions are the claim's ModifyingVolume and ModifyVolumeError
+// conditions.
+func modifyConditions(pvc *v1.PersistentVolumeClaim) []v1.PersistentVolumeClaimCondition {
+	var out []v1.PersistentVolumeClaimCondition
+	for _, c := range pvc.Status.Conditions {
+		if c.Type == v1.PersistentVolumeClaimVolumeModifyingVolume || c.Type == v1.PersistentVolumeClaimVolumeModifyVolumeError {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // TestModifyRetried: UNAVAILABLE is not final: the claim stays
