@@ -1,0 +1,177 @@
+// Command treefacts prints facts about the layout of a zonepath checkout:
+// each top-level folder, its Go packages and lines, and which other
+// top-level folders it imports; the main packages that do not live at
+// <area>/cmd/<name>; and, for the packages named by -pkg, the largest file
+// and the longest function. Issue 24 compares its output before and after
+// the house move:
+//
+//	go run ./hack/cmd/treefacts -root . -pkg driver/plugin
+package main
+
+import (
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+const module = "github.com/zonepath/zonepath/"
+
+// folder is what treefacts knows about one top-level folder.
+type folder struct {
+	packages map[string]bool
+	files    int
+	lines    int
+	imports  map[string]bool
+}
+
+func main() {
+	root := flag.String("root", ".", "the checkout to read")
+	pkgs := flag.String("pkg", "driver/plugin", "comma-separated package folders whose largest file and longest function to print")
+	flag.Parse()
+	if err := run(*root, strings.Split(*pkgs, ",")); err != nil {
+		fmt.Fprintln(os.Stderr, "treefacts:", err)
+		os.Exit(1)
+	}
+}
+
+func run(root string, pkgs []string) error {
+	folders := map[string]*folder{}
+	mains := map[string]bool{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || d.Name() == "testdata" || d.Name() == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || !strings.Contains(rel, "/") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		top := strings.SplitN(rel, "/", 2)[0]
+		fo := folders[top]
+		if fo == nil {
+			fo = &folder{packages: map[string]bool{}, imports: map[string]bool{}}
+			folders[top] = fo
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		fo.packages[dir] = true
+		fo.files++
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fo.lines += strings.Count(string(data), "\n")
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if strings.HasPrefix(p, module) {
+				if other := strings.SplitN(strings.TrimPrefix(p, module), "/", 2)[0]; other != top {
+					fo.imports[other] = true
+				}
+			}
+		}
+		if f.Name.Name == "main" && !strings.HasSuffix(path, "_test.go") {
+			mains[dir] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	printFolders(folders)
+	printMains(mains)
+	for _, p := range pkgs {
+		if err := printPackage(filepath.Join(root, p), p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func printFolders(folders map[string]*folder) {
+	fmt.Println("top-level folder  packages  files  lines  imports (zonepath folders)")
+	for _, name := range sortedKeys(folders) {
+		fo := folders[name]
+		fmt.Printf("%-17s %8d %6d %6d  %s\n", name, len(fo.packages), fo.files, fo.lines, strings.Join(sortedKeys(fo.imports), ", "))
+	}
+}
+
+// printMains lists the main packages and whether each follows
+// <area>/cmd/<name>.
+func printMains(mains map[string]bool) {
+	fmt.Println("\nmain packages (convention <area>/cmd/<name>)")
+	for _, dir := range sortedKeys(mains) {
+		parts := strings.Split(dir, "/")
+		verdict := "ok"
+		if len(parts) != 3 || parts[1] != "cmd" {
+			verdict = "elsewhere"
+		}
+		fmt.Printf("  %-45s %s\n", dir, verdict)
+	}
+}
+
+// printPackage prints the largest file and the longest function of one
+// package folder, tests left out (they are tables, not logic), and the
+// longest test function apart.
+func printPackage(dir, name string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	fset := token.NewFileSet()
+	var bigFile, longFunc, longTest string
+	var bigLines, funcLines, testLines int
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+		if err != nil {
+			return err
+		}
+		isTest := strings.HasSuffix(e.Name(), "_test.go")
+		if n := fset.File(f.Pos()).LineCount(); n > bigLines && !isTest {
+			bigFile, bigLines = e.Name(), n
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
+			switch {
+			case isTest && n > testLines:
+				longTest, testLines = e.Name()+" "+fn.Name.Name, n
+			case !isTest && n > funcLines:
+				longFunc, funcLines = e.Name()+" "+fn.Name.Name, n
+			}
+		}
+	}
+	fmt.Printf("\n%s: largest file %s (%d lines); longest function %s (%d lines); longest test function %s (%d lines)\n",
+		name, bigFile, bigLines, longFunc, funcLines, longTest, testLines)
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
