@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/zonepath/zonepath/deploy/render"
 )
 
 // namedVerbs are the verbs a rule can restrict with resourceNames; the
@@ -20,7 +21,7 @@ var namedVerbs = []string{"get", "update", "patch", "delete"}
 // granted verb/resource no call of the component needs, a named-object
 // call granted for every name, a wildcard, a role the file does not
 // account for. No problems: least privilege, as far as the file is true.
-func Check(objs []*unstructured.Unstructured, u *Usage, namespace string) ([]string, error) {
+func Check(objs []*render.Object, u *Usage, namespace string) ([]string, error) {
 	p, err := newPolicy(objs)
 	if err != nil {
 		return nil, err

@@ -5,10 +5,11 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
+
+	"github.com/zonepath/zonepath/deploy/render"
 )
 
 // policy is the RBAC of a rendered kustomization on top of the API
@@ -53,9 +54,10 @@ func roleKey(kind, namespace, name string) string {
 	return "ClusterRole/" + name
 }
 
-// newPolicy decodes the RBAC objects of a render; anything else but
-// ServiceAccounts is refused, as deploy/rbac holds only identities.
-func newPolicy(objs []*unstructured.Unstructured) (*policy, error) {
+// newPolicy reads the RBAC objects of a render (decoded strictly by
+// deploy/render); anything else but ServiceAccounts is refused, as
+// deploy/rbac holds only identities.
+func newPolicy(objs []*render.Object) (*policy, error) {
 	p := &policy{roles: map[string][]rbacv1.PolicyRule{}, bootstrap: map[string][]rbacv1.PolicyRule{}, accounts: map[string]bool{}}
 	for _, r := range bootstrappolicy.ClusterRoles() {
 		p.bootstrap[r.Name] = r.Rules
@@ -64,42 +66,36 @@ func newPolicy(objs []*unstructured.Unstructured) (*policy, error) {
 		p.bootstrapBindings = append(p.bootstrapBindings, binding{name: "ClusterRoleBinding/" + b.Name, ref: b.RoleRef, subjects: b.Subjects})
 	}
 	for _, o := range objs {
-		if err := p.add(o); err != nil {
-			return nil, fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
+		if err := p.add(o.Typed); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.ID(), err)
 		}
 	}
 	return p, nil
 }
 
-func (p *policy) add(o *unstructured.Unstructured) error {
-	ns := o.GetNamespace()
-	switch o.GetKind() {
-	case "ServiceAccount":
-		p.accounts[ns+"/"+o.GetName()] = true
-	case "ClusterRole", "Role":
-		var r rbacv1.ClusterRole // a Role has the same rules
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, &r, true); err != nil {
-			return err
-		}
-		if r.AggregationRule != nil {
-			return fmt.Errorf("aggregated roles cannot be checked rule by rule")
-		}
-		p.roles[roleKey(o.GetKind(), ns, o.GetName())] = r.Rules
-	case "ClusterRoleBinding", "RoleBinding":
-		var b rbacv1.RoleBinding
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, &b, true); err != nil {
-			return err
-		}
-		name := "ClusterRoleBinding/" + b.Name
-		if o.GetKind() == "RoleBinding" {
-			name = "RoleBinding/" + ns + "/" + b.Name
-		} else {
-			ns = ""
-		}
-		p.bindings = append(p.bindings, binding{name: name, namespace: ns, ref: b.RoleRef, subjects: b.Subjects})
+func (p *policy) add(obj any) error {
+	switch o := obj.(type) {
+	case *corev1.ServiceAccount:
+		p.accounts[o.Namespace+"/"+o.Name] = true
+	case *rbacv1.ClusterRole:
+		return p.addRole("ClusterRole", "", o.Name, o.Rules, o.AggregationRule)
+	case *rbacv1.Role:
+		return p.addRole("Role", o.Namespace, o.Name, o.Rules, nil)
+	case *rbacv1.ClusterRoleBinding:
+		p.bindings = append(p.bindings, binding{name: "ClusterRoleBinding/" + o.Name, ref: o.RoleRef, subjects: o.Subjects})
+	case *rbacv1.RoleBinding:
+		p.bindings = append(p.bindings, binding{name: "RoleBinding/" + o.Namespace + "/" + o.Name, namespace: o.Namespace, ref: o.RoleRef, subjects: o.Subjects})
 	default:
 		return fmt.Errorf("not an identity or RBAC object; deploy/rbac holds only ServiceAccounts, roles and bindings")
 	}
+	return nil
+}
+
+func (p *policy) addRole(kind, namespace, name string, rules []rbacv1.PolicyRule, aggregation *rbacv1.AggregationRule) error {
+	if aggregation != nil {
+		return fmt.Errorf("aggregated roles cannot be checked rule by rule")
+	}
+	p.roles[roleKey(kind, namespace, name)] = rules
 	return nil
 }
 

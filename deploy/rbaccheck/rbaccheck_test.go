@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zonepath/zonepath/deploy/render"
 )
 
 const namespace = "zonepath-system"
@@ -47,7 +49,7 @@ func TestBrokenRBAC(t *testing.T) {
 
 func check(t *testing.T, dir string) []string {
 	t.Helper()
-	objs, err := Render(dir)
+	objs, err := render.Render(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

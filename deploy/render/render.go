@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -29,6 +30,15 @@ func (o *Object) ID() string {
 		return o.Kind + " " + o.Name
 	}
 	return o.Kind + " " + o.Namespace + "/" + o.Name
+}
+
+// Unstructured is the object as the dynamic client applies it.
+func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(o.YAML, &u.Object); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.ID(), err)
+	}
+	return u, nil
 }
 
 // Render builds the kustomization in dir, as kubectl apply -k would, and

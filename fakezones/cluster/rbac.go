@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/zonepath/zonepath/deploy/rbaccheck"
+	"github.com/zonepath/zonepath/deploy/render"
 )
 
 // Namespace is where deploy/ installs the components, their
@@ -63,13 +63,21 @@ func (u *up) renderRBAC() error {
 	if u.o.RBACDir == "" {
 		return nil
 	}
-	objs, err := rbaccheck.Render(u.o.RBACDir)
+	rendered, err := render.Render(u.o.RBACDir)
 	if err != nil {
 		return fmt.Errorf("--rbac: %w", err)
 	}
+	objs := make([]*unstructured.Unstructured, 0, len(rendered))
+	for _, o := range rendered {
+		obj, err := o.Unstructured()
+		if err != nil {
+			return fmt.Errorf("--rbac: %w", err)
+		}
+		objs = append(objs, obj)
+	}
 	for _, sa := range serviceAccounts {
-		if !slices.ContainsFunc(objs, func(o *unstructured.Unstructured) bool {
-			return o.GetKind() == "ServiceAccount" && o.GetNamespace() == Namespace && o.GetName() == sa
+		if !slices.ContainsFunc(rendered, func(o *render.Object) bool {
+			return o.Kind == "ServiceAccount" && o.Namespace == Namespace && o.Name == sa
 		}) {
 			return fmt.Errorf("--rbac %s: no ServiceAccount %s/%s in the rendered kustomization", u.o.RBACDir, Namespace, sa)
 		}
