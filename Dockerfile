@@ -5,7 +5,7 @@
 #   (also zonepath-snapshotter, zonepath-scheduler, zonepath-resizer)
 # Binaries here are static (CGO_ENABLED=0). `make images` builds the same five
 # images, and offline stand-ins for the upstream ones, without a Docker daemon
-# (hack/imagebuild/README.md). Every image `make images` builds from this
+# (hack/cmd/imagebuild/README.md). Every image `make images` builds from this
 # repository must have a target here and no other (TestDockerfileTargets);
 # stages named build, build-* and base-* are steps, not images.
 

@@ -58,7 +58,7 @@ $(BIN)/zonepath-scheduler: FORCE
 # Test-only builds of zonepath-scheduler for make e2e-mutants, each with one
 # mutation of controllers/scheduler/snapshottopology/mutants.go turned on
 # by its build tag (zonepath_mutant_<name with underscores>). They go to
-# bin/mutants/, which nothing but e2e/mutants runs.
+# bin/mutants/, which nothing but e2e/cmd/mutants runs.
 SCHEDULER_MUTANTS := no-deletion-requeue reject-first-only
 $(BIN)/mutants/zonepath-scheduler-%: FORCE
 	$(GO) build -tags zonepath_mutant_$(subst -,_,$*) -ldflags "$(K8S_LDFLAGS)" -o $@ ./controllers/cmd/zonepath-scheduler
@@ -98,12 +98,12 @@ fuzz:
 ## actionlint: actionlint (the Go module pinned in go.mod, hack/tools.go) over
 ## .github/workflows, which also checks the inputs workflows pass to local
 ## actions. actionlint never lints an action's own steps, so
-## hack/actioncheck checks .github/actions/*/action.yml's composite rules and
+## hack/cmd/actioncheck checks .github/actions/*/action.yml's composite rules and
 ## writes its steps as workflows under _output/actioncheck/ for actionlint.
 .PHONY: actionlint
 actionlint:
 	rm -rf $(OUT)/actioncheck
-	$(GO) run ./hack/actioncheck --out $(OUT)/actioncheck .github/actions/*/action.yml
+	$(GO) run ./hack/cmd/actioncheck --out $(OUT)/actioncheck .github/actions/*/action.yml
 	$(GO) run github.com/rhysd/actionlint/cmd/actionlint .github/workflows/*.yaml $(OUT)/actioncheck/*.yaml
 
 ## sanity: upstream csi-sanity, then zonepath-sanity (upstream suite plus the
@@ -140,7 +140,7 @@ conformance: build components
 ## conformance-matrix: zonepath-sanity and the e2e suite for every driver
 ## personality under e2e/testdata/personalities/ (issue 21), on one fake-zones
 ## cluster per personality that has a cluster.yaml, reused by those that name it
-## (e2e/matrix). Prints a table personality → sanity and e2e passed/failed/skipped,
+## (e2e/cmd/matrix). Prints a table personality → sanity and e2e passed/failed/skipped,
 ## wall time, and every skip with the capability that explains it; fails on any
 ## failure and on any skip its personality's lacks: do not explain
 ## (e2e/README.md, "Conformance matrix"). Output under _output/conformance-matrix/.
@@ -149,10 +149,10 @@ conformance: build components
 MATRIX ?=
 MATRIX_FLAGS ?=
 conformance-matrix: build components
-	$(GO) run ./e2e/matrix --bin-dir $(BIN) --output-dir $(OUT)/conformance-matrix --only "$(MATRIX)" $(MATRIX_FLAGS)
+	$(GO) run ./e2e/cmd/matrix --bin-dir $(BIN) --output-dir $(OUT)/conformance-matrix --only "$(MATRIX)" $(MATRIX_FLAGS)
 
 ## e2e-mutants: proves the e2e suite can fail. Runs it against broken
-## fake-zones set-ups, one at a time (e2e/mutants: a driver fault rule, an
+## fake-zones set-ups, one at a time (e2e/cmd/mutants: a driver fault rule, an
 ## upstream scheduler or provisioner, a test-only build of zonepath-scheduler
 ## in bin/mutants/, a cluster file change), prints a table
 ## mutant → scenarios failed, and fails unless each mutant is caught by the
@@ -161,7 +161,7 @@ conformance-matrix: build components
 MUTANTS ?=
 e2e-mutants: build components $(SCHEDULER_MUTANTS:%=$(BIN)/mutants/zonepath-scheduler-%)
 	GO=$(GO) BIN=$(BIN) hack/components.sh csi-provisioner
-	$(GO) run ./e2e/mutants --bin-dir $(BIN) --output-dir $(OUT)/e2e-mutants --only "$(MUTANTS)"
+	$(GO) run ./e2e/cmd/mutants --bin-dir $(BIN) --output-dir $(OUT)/e2e-mutants --only "$(MUTANTS)"
 
 ## chaos: snapshot → restore cycles on a fake-zones cluster of its own while
 ## the zonepath controller, each sidecar, the scheduler, snapshot-controller,
@@ -219,31 +219,31 @@ components:
 ## (snapshot-controller, csi-attacher) and the e2e framework's images the
 ## storage suites pull (busybox, agnhost, nginx, glibc-dns-testing), built from
 ## bin/ and Debian packages without a Docker daemon: docker-archive tarballs in
-## _output/images/, listed in _output/images/images.txt (hack/imagebuild/README.md).
+## _output/images/, listed in _output/images/images.txt (hack/cmd/imagebuild/README.md).
 ## IMAGES_WITH=csi-provisioner adds upstream's csi-provisioner (its own
 ## Kubernetes build, six cold minutes), for PROVISIONER_IMAGE overrides.
 .PHONY: images
 IMAGES_WITH ?=
 images: build components
 	GO=$(GO) BIN=$(BIN) hack/components.sh agnhost $(IMAGES_WITH)
-	e2e=$$($(GO) run ./hack/imagebuild/e2eimage) && \
-	$(GO) run ./hack/imagebuild --bin-dir $(BIN) --out-dir $(OUT)/images \
+	e2e=$$($(GO) run ./hack/cmd/e2eimage) && \
+	$(GO) run ./hack/cmd/imagebuild --bin-dir $(BIN) --out-dir $(OUT)/images \
 		--version $(VERSION) --e2e-images "$$e2e" --with "$(IMAGES_WITH)"
 
 clean:
 	rm -rf $(BIN) $(OUT)
 
 ## kind-node-image: the offline kind node image localhost/zonepath/kind-node:<k8s
-## version> (hack/kind/node-image.sh): a debootstrap bookworm rootfs, kubelet,
+## version> (kind/node-image.sh): a debootstrap bookworm rootfs, kubelet,
 ## kubeadm and the control-plane images from the pinned kubernetes module, all
 ## preloaded; starts Debian's dockerd when no Docker daemon answers. Reused
 ## when its inputs did not change. About 3 minutes with a warm Go cache, 15
 ## with a cold one (CoreDNS alone is 4 CPU-minutes) on 2 cores.
 kind-node-image:
-	GO=$(GO) BIN=$(BIN) OUT=$(OUT) hack/kind/node-image.sh
+	GO=$(GO) BIN=$(BIN) OUT=$(OUT) kind/node-image.sh
 
 ## kind-up / kind-down: the kind cluster $(KIND_CLUSTER_NAME) from
-## $(KIND_CONFIG), kubeconfig _output/kind/kubeconfig (hack/kind/up.sh). Node
+## $(KIND_CONFIG), kubeconfig _output/kind/kubeconfig (kind/up.sh). Node
 ## image: KIND_NODE_IMAGE (with internet, e.g. one of the kindest/node images
 ## kind v0.33.0 pins, by digest), else the offline one, built when missing.
 ## Host workarounds only when detected, each logged. Loads the images listed
@@ -254,7 +254,7 @@ KIND_NODE_IMAGE   ?=
 kind-up: $(BIN)/kind
 	GO=$(GO) BIN=$(BIN) hack/components.sh kubectl
 	GO=$(GO) BIN=$(BIN) OUT=$(OUT) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) KIND_CONFIG=$(KIND_CONFIG) \
-		KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) hack/kind/up.sh
+		KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) kind/up.sh
 
 kind-down: $(BIN)/kind
 	$(BIN)/kind delete cluster --name $(KIND_CLUSTER_NAME)
@@ -263,20 +263,20 @@ kind-down: $(BIN)/kind
 ## images (make images, loaded by kind-up), on the kind cluster of kind-up
 ## (kind/cluster.yaml: two regions, KEP-5030's node cases), then every spec of
 ## the e2e suite in three runs (main, capability-off, gate-off) and one merged
-## JUnit (hack/kind-e2e.sh); JUnit, logs, CSINodes and losetup -a per node in
+## JUnit (kind/e2e.sh); JUnit, logs, CSINodes and losetup -a per node in
 ## _output/kind-e2e/. The cluster stays up for a look (KIND_E2E_DOWN=1 deletes
-## it). Upstream components in zonepath's place (hack/kind/stack.sh):
+## it). Upstream components in zonepath's place (kind/stack.sh):
 ## make kind-e2e PROVISIONER_IMAGE=registry.k8s.io/sig-storage/csi-provisioner:v6.3.0 KIND_E2E_COMPONENTS=upstream-provisioner
 kind-e2e: build components images kind-up
-	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) hack/kind-e2e.sh
+	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) kind/e2e.sh
 
 ## kind-upstream: Kubernetes' own external-storage suites (kubernetes-csi CI's
 ## selection, Ginkgo in parallel, then the [Serial] ones) against zonepath on
 ## the kind cluster of kind-up, driver file e2e/testdata/kind/upstream.yaml
-## (hack/kind-upstream.sh); a table suite → passed/failed/skipped in
+## (kind/upstream.sh); a table suite → passed/failed/skipped in
 ## _output/kind-upstream/summary.txt; fails on any failure.
 kind-upstream: build components images kind-up $(BIN)/ginkgo
-	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) hack/kind-upstream.sh
+	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) kind/upstream.sh
 
 # The Ginkgo CLI of the ginkgo/v2 module pinned in go.mod, which runs the
 # precompiled e2e suite in parallel processes.

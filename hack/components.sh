@@ -8,7 +8,7 @@
 #   csi-snapshotter, csi-attacher         go.mod, pinned by hack/tools.go
 #   csi-provisioner                       hack/components/csi-provisioner/go.mod (see there why)
 #   kubelet, kubeadm, kube-proxy          go.mod, pinned by hack/tools.go; for the offline
-#                                         kind node image only (hack/kind/node-image.sh)
+#                                         kind node image only (kind/node-image.sh)
 #   coredns                               hack/components/coredns/go.mod (see there why); for the
 #                                         offline kind node image only
 #   agnhost                               go.mod, pinned by hack/tools.go; the e2e framework's test

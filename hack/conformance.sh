@@ -26,11 +26,11 @@
 #      and whose nodes include KEP-5030's cases, and the feature-gate-off and
 #      attach-limits specs against it (e2e/testdata/zonepath-cluster-2-ext.yaml);
 #      JUnit in e2e/junit-cluster-2.xml;
-#   6. the runs' JUnit files merged (e2e/junitmerge) into e2e/junit.xml,
+#   6. the runs' JUnit files merged (e2e/cmd/junitmerge) into e2e/junit.xml,
 #      every spec once, where it ran, and a one-line summary: specs passed,
 #      failed and skipped, wall time per run. It fails when a spec failed,
 #      was skipped in every run, or ran in two;
-#   7. the conformance matrix (e2e/matrix, make conformance-matrix): the
+#   7. the conformance matrix (e2e/cmd/matrix, make conformance-matrix): the
 #      sanity and e2e suites against each driver personality of
 #      e2e/testdata/personalities on clusters of its own, two at a time, a
 #      table under matrix/; it fails on a failure or on a skip the
@@ -116,19 +116,19 @@ bin/zonepath-cluster down --work-dir "$gateoffcluster" >>"$out/down.log" 2>&1
 
 echo "conformance: [6/7] one JUnit file for all e2e runs"
 merge=0
-go run ./e2e/junitmerge -o "$out/e2e/junit.xml" "${junits[@]}" || merge=$?
+go run ./e2e/cmd/junitmerge -o "$out/e2e/junit.xml" "${junits[@]}" || merge=$?
 # The clusters of steps 3-5 ran their components under deploy/rbac's
 # ServiceAccounts (up --rbac); their API servers' audit logs must show no
 # call denied, none missing from deploy/rbac/api-usage.yaml, and every
 # call not marked rare there.
 echo "conformance: [rbac] the three clusters' audit logs against deploy/rbac/api-usage.yaml"
 rbacaudit=0
-go run ./deploy/rbaccheck/cmd/rbac-audit --usage deploy/rbac/api-usage.yaml \
+go run ./deploy/cmd/rbac-audit --usage deploy/rbac/api-usage.yaml \
   "$cluster/audit/audit.log" "$e2ecluster/audit/audit.log" "$gateoffcluster/audit/audit.log" \
   | tee "$out/rbac-audit.txt" || rbacaudit=$?
 echo "conformance: [7/7] the conformance matrix: every driver personality of e2e/testdata/personalities"
 matrix=0
-go run ./e2e/matrix --bin-dir "$PWD/bin" --output-dir "$out/matrix" --parallel=2 || matrix=$?
+go run ./e2e/cmd/matrix --bin-dir "$PWD/bin" --output-dir "$out/matrix" --parallel=2 || matrix=$?
 if [ ${#failed_runs[@]} -gt 0 ] || [ "$merge" -ne 0 ]; then
   echo "conformance: e2e failed (runs failed: ${failed_runs[*]:-none}); see $out/e2e/junit.xml and $out/e2e/<run>.txt"
   exit 1

@@ -9,7 +9,7 @@ import (
 	// csi-sanity: the upstream conformance command, run against bin/zonepath.
 	_ "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity"
 	// actionlint lints .github/workflows (and the composite action's steps,
-	// see hack/actioncheck) in `make test`.
+	// see hack/cmd/actioncheck) in `make test`.
 	_ "github.com/rhysd/actionlint/cmd/actionlint"
 	// The e2e framework the e2e suite is built on; pinning it keeps
 	// k8s.io/kubernetes v1.37.1 and its staging replaces in the module graph.
@@ -33,7 +33,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "sigs.k8s.io/kwok/cmd/kwok"
 
-	// The offline kind node image's node binaries (hack/kind/node-image.sh),
+	// The offline kind node image's node binaries (kind/node-image.sh),
 	// and kind itself for make kind-up (bin/kind).
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
 	_ "k8s.io/kubernetes/cmd/kubeadm"
@@ -45,7 +45,7 @@ import (
 
 	// agnhost, the e2e framework's test image binary, from the same
 	// k8s.io/kubernetes: make images builds its offline stand-in
-	// (hack/imagebuild) for the storage suites' hostexec and subPath pods.
+	// (hack/cmd/imagebuild) for the storage suites' hostexec and subPath pods.
 	_ "k8s.io/kubernetes/test/images/agnhost"
 
 	// The snapshot CRDs snapshot-controller needs ship in this module's

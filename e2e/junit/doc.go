@@ -1,6 +1,6 @@
 // Package junit reads the JUnit files Ginkgo writes for bin/zonepath-e2e
 // and bin/zonepath-sanity, and says what became of each test case, the
 // way Ginkgo's JUnit reporter encodes it. The tools that judge those runs
-// (e2e/junitmerge, e2e/mutants, e2e/matrix) share it, so that all of
+// (e2e/cmd/junitmerge, e2e/cmd/mutants, e2e/cmd/matrix) share it, so that all of
 // them count a spec alike.
 package junit

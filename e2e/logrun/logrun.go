@@ -1,6 +1,6 @@
 // Package logrun runs a built binary of the harness (zonepath-cluster,
 // the suites) with its output in a log file, for the commands that drive
-// them (e2e/mutants, e2e/matrix).
+// them (e2e/cmd/mutants, e2e/cmd/matrix).
 package logrun
 
 import (

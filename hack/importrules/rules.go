@@ -45,6 +45,8 @@ var Rules = map[string]Rule{
 		Why: "the suite tests any driver through the Kubernetes API, never our internals"},
 	"deploy": {Code: []string{"controllers", "driver/world", "internal"}, Tests: []string{"driver"},
 		Why: "manifests are checked against the scheduler's args and the driver's topology"},
+	"kind": {Tests: []string{"driver/world"},
+		Why: "kind's tools turn configs into clusters and share no code with what runs on them; a test checks the config against the driver's topology file"},
 	"hack": {Any: true, Why: "build and release tooling"},
 }
 

@@ -41,6 +41,11 @@ func TestCheck(t *testing.T) {
 			[]string{"internal/bootstrap/b.go imports " + Module + "/controllers/features"}},
 		{"a folder without a rule", map[string]string{"tools/t.go": imp("driver/world")},
 			[]string{"tools/t.go imports " + Module + "/driver/world"}},
+		{"kind's tools importing the driver", map[string]string{"kind/cmd/kindconfig/config.go": imp("driver/world")},
+			[]string{"kind/cmd/kindconfig/config.go imports " + Module + "/driver/world"}},
+		{"kind's tests may read the driver's topology", map[string]string{"kind/cmd/kindconfig/config_test.go": imp("driver/world")}, nil},
+		{"fake zones importing a checker", map[string]string{"fakezones/cluster/rbac.go": imp("deploy/rbaccheck")},
+			[]string{"fakezones/cluster/rbac.go imports " + Module + "/deploy/rbaccheck"}},
 		{"hack may import anything", map[string]string{"hack/x/x.go": imp("e2e/driverext")}, nil},
 		{"itself", map[string]string{"controllers/a/a.go": imp("controllers/b")}, nil},
 		{"other modules and testdata are skipped", map[string]string{

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Test-only mutations, for the e2e suite's mutants (e2e/mutants, make
+// Test-only mutations, for the e2e suite's mutants (e2e/cmd/mutants, make
 // e2e-mutants): each breaks one rule the suite checks, to prove that the
 // scenarios which check it can fail. Nothing a user can set turns them
 // on: only a build with the tag that names one (the files mutant_*.go,

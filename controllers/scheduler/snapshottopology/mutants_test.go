@@ -9,7 +9,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-// The test-only mutations do what e2e/mutants says they do.
+// The test-only mutations do what e2e/cmd/mutants says they do.
 func TestMutationRejectFirstAttemptOnly(t *testing.T) {
 	rejectFirstAttemptOnly = true
 	t.Cleanup(func() { rejectFirstAttemptOnly = false })

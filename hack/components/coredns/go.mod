@@ -1,4 +1,4 @@
-// CoreDNS for the offline kind node image (hack/kind/node-image.sh), in a
+// CoreDNS for the offline kind node image (kind/node-image.sh), in a
 // module of its own: its plugins bring cloud SDKs and DNS libraries that
 // have no place in the root module's graph, and pinning it here keeps its
 // version what kubeadm v1.37 expects (kubeadm's CoreDNSVersion).
