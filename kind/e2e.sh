@@ -27,16 +27,9 @@ KUBECONFIG=${KIND_KUBECONFIG:-$PWD/_output/kind/kubeconfig}
 RUNS=${KIND_E2E_RUNS:-main nocap gate-off}
 out=$PWD/_output/kind-e2e
 export KUBECONFIG
-kubectl() { bin/kubectl "$@"; }
-
-now() { echo "${EPOCHREALTIME:-$(date +%s.%N)}"; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
-t0=$(now)
-step() { echo "kind-e2e: [$(since "$t0")] $*"; }
 # shellcheck source=kind/stack.sh
 source kind/stack.sh
-
-[ -f "$KUBECONFIG" ] || { echo "kind-e2e: no kubeconfig at $KUBECONFIG: run make kind-up first" >&2; exit 1; }
+stack_begin kind-e2e
 # The kind topology and the extension files name the workers as kind does
 # for the cluster name zonepath.
 [ "$CLUSTER" = zonepath ] || { echo "kind-e2e: KIND_CLUSTER_NAME=$CLUSTER: deploy/overlays/kind/topology.yaml and e2e/testdata/kind name the workers of a cluster named zonepath" >&2; exit 1; }

@@ -4,8 +4,8 @@
 # make kind-up and wait until kubelet has registered the driver, with the
 # image overrides a user gives in the environment.
 #
-# Needs: VERSION (the tag make images gave), KUBECONFIG, CLUSTER, out (the
-# results directory), step (a progress function) and kubectl.
+# Needs: VERSION (the tag make images gave), KUBECONFIG, CLUSTER and out (the
+# results directory); stack_begin first.
 #
 # Image overrides (an upstream build from an open pull request, say):
 #   DRIVER_IMAGE, PROVISIONER_IMAGE, SNAPSHOTTER_IMAGE, SCHEDULER_IMAGE,
@@ -13,6 +13,19 @@
 #   KIND_E2E_COMPONENTS="upstream-provisioner ..."  deploy/components to add
 #   KIND_E2E_SCHEDULER=stock  keep kind's own kube-scheduler (upstream's,
 #     without SnapshotTopology) instead of replacing it with zonepath-scheduler
+
+kubectl() { bin/kubectl "$@"; }
+stack_now() { echo "${EPOCHREALTIME:-$(date +%s.%N)}"; }
+
+# stack_begin NAME: what every kind run starts with: progress lines
+# "NAME: [elapsed] ..." from step, and a clear error when make kind-up's
+# kubeconfig is missing.
+stack_begin() {
+  STACK_RUN=$1
+  STACK_T0=$(stack_now)
+  [ -f "$KUBECONFIG" ] || { echo "$STACK_RUN: no kubeconfig at $KUBECONFIG: run make kind-up first" >&2; exit 1; }
+}
+step() { echo "$STACK_RUN: [$(awk -v a="$STACK_T0" -v b="$(stack_now)" 'BEGIN { printf "%.1fs", b - a }')] $*"; }
 
 # The manifest image each override replaces.
 declare -A STACK_IMAGES=(

@@ -39,16 +39,9 @@ FEATURES=${KIND_UPSTREAM_FEATURES:-'VolumeAttributesClass'}
 SKIP='\[Disruptive\]|\[Feature:|\[Testpattern: [^]]*\] zonepath '
 out=$PWD/_output/kind-upstream
 export KUBECONFIG
-kubectl() { bin/kubectl "$@"; }
-
-now() { echo "${EPOCHREALTIME:-$(date +%s.%N)}"; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
-t0=$(now)
-step() { echo "kind-upstream: [$(since "$t0")] $*"; }
 # shellcheck source=kind/stack.sh
 source kind/stack.sh
-
-[ -f "$KUBECONFIG" ] || { echo "kind-upstream: no kubeconfig at $KUBECONFIG: run make kind-up first" >&2; exit 1; }
+stack_begin kind-upstream
 rm -rf "$out"
 mkdir -p "$out"
 # The Ginkgo CLI runs precompiled suites whose file name ends in .test,

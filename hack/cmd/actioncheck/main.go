@@ -3,10 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -97,7 +97,7 @@ func parse(data []byte) (*action, error) {
 	if a.Description == "" {
 		errs = append(errs, "description: required")
 	}
-	for _, name := range sortedKeys(a.Inputs) {
+	for _, name := range slices.Sorted(maps.Keys(a.Inputs)) {
 		if a.Inputs[name].Description == "" {
 			errs = append(errs, fmt.Sprintf("inputs.%s.description: required", name))
 		}
@@ -120,7 +120,7 @@ func parse(data []byte) (*action, error) {
 func checkStep(i int, step map[string]any) []string {
 	var errs []string
 	at := fmt.Sprintf("runs.steps[%d]", i)
-	for _, k := range sortedKeys(step) {
+	for _, k := range slices.Sorted(maps.Keys(step)) {
 		if !slices.Contains(stepKeys, k) {
 			errs = append(errs, fmt.Sprintf("%s.%s: not a key of composite action steps", at, k))
 		}
@@ -152,13 +152,4 @@ func workflow(path string, a *action) ([]byte, error) {
 		"on":   map[string]any{"workflow_call": map[string]any{"inputs": inputs}},
 		"jobs": map[string]any{"action": map[string]any{"runs-on": "ubuntu-latest", "steps": a.Runs.Steps}},
 	})
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -15,9 +15,10 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -105,9 +106,9 @@ func run(root string, pkgs []string) error {
 
 func printFolders(folders map[string]*folder) {
 	fmt.Println("top-level folder  packages  files  lines  imports (zonepath folders)")
-	for _, name := range sortedKeys(folders) {
+	for _, name := range slices.Sorted(maps.Keys(folders)) {
 		fo := folders[name]
-		fmt.Printf("%-17s %8d %6d %6d  %s\n", name, len(fo.packages), fo.files, fo.lines, strings.Join(sortedKeys(fo.imports), ", "))
+		fmt.Printf("%-17s %8d %6d %6d  %s\n", name, len(fo.packages), fo.files, fo.lines, strings.Join(slices.Sorted(maps.Keys(fo.imports)), ", "))
 	}
 }
 
@@ -115,7 +116,7 @@ func printFolders(folders map[string]*folder) {
 // <area>/cmd/<name>.
 func printMains(mains map[string]bool) {
 	fmt.Println("\nmain packages (convention <area>/cmd/<name>)")
-	for _, dir := range sortedKeys(mains) {
+	for _, dir := range slices.Sorted(maps.Keys(mains)) {
 		parts := strings.Split(dir, "/")
 		verdict := "ok"
 		if len(parts) != 3 || parts[1] != "cmd" {
@@ -165,13 +166,4 @@ func printPackage(dir, name string) error {
 	fmt.Printf("\n%s: largest file %s (%d lines); longest function %s (%d lines); longest test function %s (%d lines)\n",
 		name, bigFile, bigLines, longFunc, funcLines, longTest, testLines)
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
