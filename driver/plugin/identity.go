@@ -53,10 +53,10 @@ func (p *Plugin) GetPluginCapabilities(context.Context, *csi.GetPluginCapabiliti
 	if p.controllerService() {
 		services = append(services, csi.PluginCapability_Service_CONTROLLER_SERVICE)
 	}
-	if p.volumeTopology() {
+	if p.volumeAccessibility() {
 		services = append(services, csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS)
 	}
-	if p.snapshotTopology() {
+	if p.snapshotAccessibility() {
 		services = append(services, csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)
 	}
 	if p.groupController() {
@@ -81,11 +81,15 @@ func (p *Plugin) controllerService() bool {
 	return p.cfg.ServeController && !p.cfg.DisableControllerService
 }
 
-func (p *Plugin) volumeTopology() bool { return !p.cfg.DisableVolumeAccessibility }
+// volumeAccessibility: the plugin advertises
+// VOLUME_ACCESSIBILITY_CONSTRAINTS.
+func (p *Plugin) volumeAccessibility() bool { return !p.cfg.DisableVolumeAccessibility }
 
-// snapshotTopology: snapshot topology is only meaningful when the plugin
-// creates snapshots, so it is off without the controller service.
-func (p *Plugin) snapshotTopology() bool {
+// snapshotAccessibility: the plugin advertises
+// SNAPSHOT_ACCESSIBILITY_CONSTRAINTS. Snapshot topology is only meaningful
+// when the plugin creates snapshots, so it is off without the controller
+// service.
+func (p *Plugin) snapshotAccessibility() bool {
 	return p.controllerService() && !p.cfg.DisableSnapshotAccessibility
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -165,7 +164,7 @@ func (p *Plugin) volumeSpec(req *csi.CreateVolumeRequest) (*volumeSpec, error) {
 			return nil, err
 		}
 	}
-	if p.volumeTopology() {
+	if p.volumeAccessibility() {
 		if spec.candidates, err = p.candidates(spec.requirement); err != nil {
 			return nil, err
 		}
@@ -257,70 +256,6 @@ func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 	return status.Errorf(codes.AlreadyExists, "volume %q already exists as %s but %s", spec.name, v.ID, why)
 }
 
-// placeVolume chooses the zone of a new volume: the first candidate with
-// room, among zones the source allows.
-func (p *Plugin) placeVolume(tx *state.Tx, id string, spec *volumeSpec) (*state.Volume, error) {
-	candidates, err := p.sourceZones(tx, spec)
-	if err != nil {
-		return nil, err
-	}
-	if candidates, err = p.liveZones(candidates, "volume "+spec.name); err != nil {
-		return nil, err
-	}
-	for _, i := range candidates {
-		z := p.topo.Zones[i]
-		if spec.size > room(z, tx.Usage(z.ID()).Bytes) {
-			continue
-		}
-		return &state.Volume{
-			ID: id, Name: spec.name, CapacityBytes: spec.size, Zone: z.ID(), Block: spec.block,
-			Parameters: spec.params, MutableParameters: spec.mutable, SourceSnapshot: spec.sourceSnapshot, SourceVolume: spec.sourceVolume, Created: time.Now().UTC(),
-		}, nil
-	}
-	return nil, status.Errorf(codes.ResourceExhausted, "no room for %d bytes in zones %s", spec.size, p.zoneNames(candidates))
-}
-
-// sourceZones narrows the requested zones to those the content source
-// allows: a clone stays in its source's zone; a restore goes where the
-// snapshot is usable from. With no overlap the request is valid but
-// cannot be met where it asks, which is RESOURCE_EXHAUSTED (spec:
-// CreateVolume Errors, "Unable to provision in accessible_topology"); a
-// CO such as the external-provisioner then reschedules rather than
-// giving up.
-func (p *Plugin) sourceZones(tx *state.Tx, spec *volumeSpec) ([]int, error) {
-	requested := spec.candidates
-	if requested == nil {
-		requested = allZones(p.topo)
-	}
-	switch {
-	case spec.sourceVolume != "":
-		src := tx.Volume(spec.sourceVolume)
-		if src == nil {
-			return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.sourceVolume)
-		}
-		if err := checkSourceFits(src.CapacityBytes, spec.size, src.Block, spec.block, "volume", src.ID); err != nil {
-			return nil, err
-		}
-		if !p.volumeTopology() {
-			return []int{p.zoneIndex(src.Zone)}, nil
-		}
-		return narrow(requested, []int{p.zoneIndex(src.Zone)}, "source volume "+src.ID+" in "+src.Zone, p)
-	case spec.sourceSnapshot != "":
-		snap := tx.Snapshot(spec.sourceSnapshot)
-		if snap == nil {
-			return nil, status.Errorf(codes.NotFound, "source snapshot %s does not exist", spec.sourceSnapshot)
-		}
-		// checkSource compared access types and sizes before copying;
-		// a snapshot never changes.
-		if !p.snapshotTopology() {
-			return requested, nil
-		}
-		usable := p.snapshotZones(snap)
-		return narrow(requested, usable, fmt.Sprintf("snapshot %s usable from %s", snap.ID, world.FormatSegments(p.snapshotTopologySegments(snap))), p)
-	}
-	return requested, nil
-}
-
 func checkSourceFits(srcSize, size int64, srcBlock, block bool, kind, id string) error {
 	if size < srcSize {
 		return status.Errorf(codes.OutOfRange, "requested %d bytes, less than the %d bytes of source %s %s", size, srcSize, kind, id)
@@ -329,20 +264,6 @@ func checkSourceFits(srcSize, size int64, srcBlock, block bool, kind, id string)
 		return status.Errorf(codes.InvalidArgument, "source %s %s and the new volume differ in access type (block vs mount)", kind, id)
 	}
 	return nil
-}
-
-// narrow keeps the requested zones the source allows, in request order.
-func narrow(requested, allowed []int, source string, p *Plugin) ([]int, error) {
-	var out []int
-	for _, i := range requested {
-		if slices.Contains(allowed, i) {
-			out = append(out, i)
-		}
-	}
-	if len(out) == 0 {
-		return nil, status.Errorf(codes.ResourceExhausted, "requested zones %s are outside the zones of %s", p.zoneNames(requested), source)
-	}
-	return out, nil
 }
 
 // DeleteVolume implements csi.ControllerServer. Deleting an unknown
@@ -456,7 +377,7 @@ func (p *Plugin) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	}
 	block := slices.ContainsFunc(req.GetVolumeCapabilities(), func(c *csi.VolumeCapability) bool { return c.GetBlock() != nil })
 	zones := allZones(p.topo)
-	if seg := req.GetAccessibleTopology(); seg != nil && p.volumeTopology() {
+	if seg := req.GetAccessibleTopology(); seg != nil && p.volumeAccessibility() {
 		var err error
 		if zones, err = p.topo.Select(seg.GetSegments()); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "accessible_topology: %v", err)
@@ -549,7 +470,7 @@ func (p *Plugin) csiVolume(v *state.Volume) *csi.Volume {
 	case v.SourceVolume != "":
 		out.ContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: v.SourceVolume}}}
 	}
-	if p.volumeTopology() {
+	if p.volumeAccessibility() {
 		out.AccessibleTopology = []*csi.Topology{{Segments: p.zoneSegment(v.Zone)}}
 	}
 	return out
