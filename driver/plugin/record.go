@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/state"
@@ -49,4 +51,42 @@ func (n newRecord[T]) commit(ctx context.Context, store *state.Store) (*T, error
 		return nil, err
 	}
 	return rec, nil
+}
+
+// deletion deletes the record DeleteVolume or DeleteSnapshot names, then
+// its data. A record that does not exist is already deleted (spec: both
+// RPCs are idempotent); keep refuses the deletion of one that must stay,
+// such as one in a zone that is down, where nothing is deleted. The data
+// goes after the record is durably gone: a crash in between leaves orphan
+// data to reclaim, never a record whose data vanished.
+type deletion[T any] struct {
+	kind     string // "volume" or "snapshot", for the error
+	id       string
+	get      func(*state.Tx) *T // the record, or nil
+	keep     func(*state.Tx, *T) error
+	remove   func(*state.Tx)
+	entries  *encodingCache[T]
+	dropData func() error
+}
+
+func (d deletion[T]) commit(store *state.Store) error {
+	err := store.Update(func(tx *state.Tx) error {
+		r := d.get(tx)
+		if r == nil {
+			return nil
+		}
+		if err := d.keep(tx, r); err != nil {
+			return err
+		}
+		d.remove(tx)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	d.entries.forget(d.id)
+	if err := d.dropData(); err != nil {
+		return status.Errorf(codes.Internal, "deleting data of %s %s: %v", d.kind, d.id, err)
+	}
+	return nil
 }

@@ -185,26 +185,22 @@ func (p *Plugin) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 	if err := checkID("snapshot_id", id); err != nil {
 		return nil, err
 	}
-	err := p.store.Update(func(tx *state.Tx) error {
-		s := tx.Snapshot(id)
-		switch {
-		case s == nil:
-			return nil
-		case s.Group != "":
-			return status.Errorf(codes.InvalidArgument, "snapshot %s is a member of group snapshot %s: delete the group (DeleteVolumeGroupSnapshot)", id, s.Group)
-		}
-		if err := p.snapshotReachable(s); err != nil {
-			return err // nothing is deleted in a zone that is down
-		}
-		tx.DeleteSnapshot(id)
-		return nil
-	})
+	err := deletion[state.Snapshot]{
+		kind: "snapshot",
+		id:   id,
+		get:  func(tx *state.Tx) *state.Snapshot { return tx.Snapshot(id) },
+		keep: func(_ *state.Tx, s *state.Snapshot) error {
+			if s.Group != "" {
+				return status.Errorf(codes.InvalidArgument, "snapshot %s is a member of group snapshot %s: delete the group (DeleteVolumeGroupSnapshot)", id, s.Group)
+			}
+			return p.snapshotReachable(s)
+		},
+		remove:   func(tx *state.Tx) { tx.DeleteSnapshot(id) },
+		entries:  p.snapshotEntries,
+		dropData: func() error { return p.data.deleteSnapshot(id) },
+	}.commit(p.store)
 	if err != nil {
 		return nil, err
-	}
-	p.snapshotEntries.forget(id)
-	if err := p.data.deleteSnapshot(id); err != nil {
-		return nil, status.Errorf(codes.Internal, "deleting data of snapshot %s: %v", id, err)
 	}
 	return &csi.DeleteSnapshotResponse{}, nil
 }

@@ -273,28 +273,22 @@ func (p *Plugin) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	if err := checkID("volume_id", id); err != nil {
 		return nil, err
 	}
-	err := p.store.Update(func(tx *state.Tx) error {
-		v := tx.Volume(id)
-		if v == nil {
-			return nil
-		}
-		if tx.IsPublished(id) {
-			return status.Errorf(codes.FailedPrecondition, "volume %s is still published to a node", id)
-		}
-		if err := p.volumeReachable(v); err != nil {
-			return err // nothing is deleted in a zone that is down
-		}
-		tx.DeleteVolume(id)
-		return nil
-	})
+	err := deletion[state.Volume]{
+		kind: "volume",
+		id:   id,
+		get:  func(tx *state.Tx) *state.Volume { return tx.Volume(id) },
+		keep: func(tx *state.Tx, v *state.Volume) error {
+			if tx.IsPublished(id) {
+				return status.Errorf(codes.FailedPrecondition, "volume %s is still published to a node", id)
+			}
+			return p.volumeReachable(v)
+		},
+		remove:   func(tx *state.Tx) { tx.DeleteVolume(id) },
+		entries:  p.volumeEntries,
+		dropData: func() error { return p.data.deleteVolume(id) },
+	}.commit(p.store)
 	if err != nil {
 		return nil, err
-	}
-	p.volumeEntries.forget(id)
-	// Data goes after the record is durably gone: a crash in between
-	// leaves an orphan directory, never a volume whose data vanished.
-	if err := p.data.deleteVolume(id); err != nil {
-		return nil, status.Errorf(codes.Internal, "deleting data of volume %s: %v", id, err)
 	}
 	return &csi.DeleteVolumeResponse{}, nil
 }
