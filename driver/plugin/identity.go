@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -110,35 +111,46 @@ const (
 	CapStorageHealth         = "GET_STORAGE_HEALTH"
 )
 
+// capSwitch is a capability DisableCapabilities knows and the Config
+// field that switches it off.
+type capSwitch struct {
+	name string
+	off  *bool
+}
+
+// capSwitches lists them in the order an unknown name's error does.
+func (c *Config) capSwitches() []capSwitch {
+	return []capSwitch{
+		{CapControllerService, &c.DisableControllerService},
+		{CapVolumeAccessibility, &c.DisableVolumeAccessibility},
+		{CapSnapshotAccessibility, &c.DisableSnapshotAccessibility},
+		{CapModifyVolume, &c.DisableModifyVolume},
+		{CapGroupController, &c.DisableGroupController},
+		{CapVolumeHealth, &c.DisableVolumeHealth},
+		{CapListVolumeHealth, &c.DisableListVolumeHealth},
+		{CapStorageHealth, &c.DisableStorageHealth},
+	}
+}
+
 // DisableCapabilities switches off the named plugin or controller
-// capabilities, so that
-// the driver plays one that lacks them. Blank names are ignored; an
-// unknown name is an error naming it.
+// capabilities, so that the driver plays one that lacks them. Blank names
+// are ignored; an unknown name is an error naming it.
 func (c *Config) DisableCapabilities(names []string) error {
+	switches := c.capSwitches()
 	for _, n := range names {
-		switch strings.TrimSpace(n) {
-		case "":
-		case CapControllerService:
-			c.DisableControllerService = true
-		case CapVolumeAccessibility:
-			c.DisableVolumeAccessibility = true
-		case CapSnapshotAccessibility:
-			c.DisableSnapshotAccessibility = true
-		case CapModifyVolume:
-			c.DisableModifyVolume = true
-		case CapGroupController:
-			c.DisableGroupController = true
-		case CapVolumeHealth:
-			c.DisableVolumeHealth = true
-		case CapListVolumeHealth:
-			c.DisableListVolumeHealth = true
-		case CapStorageHealth:
-			c.DisableStorageHealth = true
-		default:
-			return fmt.Errorf("unknown capability %q (known: %s)", n, strings.Join([]string{
-				CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapModifyVolume, CapGroupController,
-				CapVolumeHealth, CapListVolumeHealth, CapStorageHealth}, ", "))
+		name := strings.TrimSpace(n)
+		if name == "" {
+			continue
 		}
+		i := slices.IndexFunc(switches, func(s capSwitch) bool { return s.name == name })
+		if i < 0 {
+			known := make([]string, len(switches))
+			for j, s := range switches {
+				known[j] = s.name
+			}
+			return fmt.Errorf("unknown capability %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		*switches[i].off = true
 	}
 	return nil
 }
