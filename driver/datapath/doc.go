@@ -1,26 +1,17 @@
-// Package datapath copies volume data without ever leaving the volume.
+// Package datapath copies volume data without ever leaving the volume:
+// snapshot archives, restores, clones, block images and the usage walk.
 //
-// A filesystem volume is a directory tree its tenant owns and changes at
-// will, also while the driver copies it: the tenant may replace any entry
-// by a symlink to anywhere on the host (rename exchanges are atomic), swap
-// a directory for a file, remove what was just listed. The driver runs as
-// root beside its state, every other tenant's data and its credentials, so
-// a copy that resolves a path twice can be made to read the host.
+// A volume is a tree its tenant owns and may change during a copy, and
+// the driver runs as root, so nothing here resolves a path below a
+// volume's root. A walk opens the root once (O_NOFOLLOW) and every entry
+// by one name relative to its parent's open descriptor, never following a
+// symlink, and takes an entry's type from what it opened, never from the
+// listing. Writes go the same way into a new volume (mkdirat, openat with
+// O_CREAT|O_EXCL|O_NOFOLLOW, symlinkat, mknodat), so an archive's names
+// and link targets, which are the tenant's, cannot place anything outside.
 //
-// So nothing here resolves a path below a volume's root. A walk opens the
-// root once (O_NOFOLLOW) and every entry by one name relative to its
-// parent's open descriptor, never following a symlink (fstatat with
-// AT_SYMLINK_NOFOLLOW, then openat with O_NOFOLLOW); an entry's type comes
-// from what was opened (fstat of the descriptor, checked against the same
-// inode), never from the listing. A symlink is read (readlinkat) and
-// copied as a symlink. What a tenant's swap can achieve is at worst a copy
-// of its own data in another shape, or an entry left out, never data from
-// outside. Writes go the same way, into a new volume nobody else can reach
-// yet: every entry is created by one name below its parent's descriptor
-// (mkdirat, openat with O_CREAT|O_EXCL|O_NOFOLLOW, symlinkat, mknodat), so
-// an archive's names and link targets, which are the tenant's, cannot
-// place anything outside it.
-//
-// What a copy keeps, skips and refuses is the table in the driver's
-// README (section "Volume data"); fidelity_test.go checks both agree.
+// It must not take a path below a volume's root from anyone, follow a
+// tenant's symlink, or know about the plugin, its state or CSI. Why, and
+// what a copy keeps, skips and refuses: the driver README, "Volume data";
+// fidelity_test.go checks that table and the code agree.
 package datapath

@@ -1,11 +1,12 @@
 package plugin_test
 
-// Benchmarks for CreateVolume, CreateSnapshot and ListSnapshots at 1k and
-// 10k existing objects, at concurrency 1 and 8, through a real gRPC client
-// on the driver's unix socket, as a CO would call them. Every acknowledged
-// write is durable: the store fsyncs each group commit. Run them with
-// hack/bench.sh (make bench), which picks a fixed iteration count
-// (-benchtime=Nx) per RPC and checks the targets.
+// Benchmarks for CreateVolume, CreateSnapshot, ListVolumes and
+// ListSnapshots at 1k and 10k existing objects, at concurrency 1 and 8,
+// through a real gRPC client on the driver's unix socket, as a CO would
+// call them. Every acknowledged write is durable: the store fsyncs each
+// group commit. They run the driver in-process, to profile its side
+// (go test -cpuprofile; driver/README.md, "Performance"); make bench
+// measures and checks the driver as a process.
 //
 // Each benchmark prepares one driver per object count, outside the timer,
 // and shares it between its conc=1 and conc=8 runs. The create

@@ -22,11 +22,11 @@ const groupPrefix = "zpg-"
 // Group snapshots and topology. CreateVolumeGroupSnapshotRequest carries
 // no accessibility_requirements (csi.proto v1.13), so every member is
 // placed as a CreateSnapshot of its volume without them would be: by the
-// same code (placeSnapshot), with the group's parameters as the class's,
-// and each member Snapshot carries its own accessible_topology. A group
-// may span zones: nothing in the spec or in KEP-5943 ties a group to one
-// place, and the members' topologies say where each is usable from. See
-// the driver README, "Group snapshots".
+// same code (placeSnapshot, placement.go), with the group's parameters as
+// the class's, and each member Snapshot carries its own
+// accessible_topology. A group may span zones: nothing in the spec or in
+// KEP-5943 ties a group to one place, and the members' topologies say
+// where each is usable from. See the driver README, "Group snapshots".
 
 // GroupControllerGetCapabilities implements csi.GroupControllerServer.
 func (p *Plugin) GroupControllerGetCapabilities(context.Context, *csi.GroupControllerGetCapabilitiesRequest) (*csi.GroupControllerGetCapabilitiesResponse, error) {

@@ -56,54 +56,19 @@ func wantCode(t *testing.T, what string, err error, code codes.Code, inMessage s
 // the node's paths, "If not empty, it MUST be an absolute path".
 func TestVolumeHealthBadInput(t *testing.T) {
 	c, _ := outageClient(t)
-	ctx := context.Background()
 	id := c.volumeIn("vol", "zone-a")
-	tests := []struct {
-		name string
-		call func() error
-		code codes.Code
-	}{
-		{"controller: no volume_id", func() error {
-			_, err := c.ControllerGetVolumeHealth(ctx, &csi.ControllerGetVolumeHealthRequest{})
-			return err
-		}, codes.InvalidArgument},
-		{"controller: unknown volume", func() error {
-			_, err := c.ControllerGetVolumeHealth(ctx, &csi.ControllerGetVolumeHealthRequest{VolumeId: "vol-00000000000000000000000000000000"})
-			return err
-		}, codes.NotFound},
-		{"controller: malformed volume_id", func() error {
-			_, err := c.ControllerGetVolumeHealth(ctx, &csi.ControllerGetVolumeHealthRequest{VolumeId: "../x"})
-			return err
-		}, codes.InvalidArgument},
-		{"list: foreign token", func() error {
-			_, err := c.ControllerListVolumeHealth(ctx, &csi.ControllerListVolumeHealthRequest{StartingToken: "nope"})
-			return err
-		}, codes.Aborted},
-		{"list: negative max_entries", func() error {
-			_, err := c.ControllerListVolumeHealth(ctx, &csi.ControllerListVolumeHealthRequest{MaxEntries: -1})
-			return err
-		}, codes.InvalidArgument},
-		{"node: no volume_id", func() error { _, err := c.NodeGetVolumeHealth(ctx, &csi.NodeGetVolumeHealthRequest{}); return err }, codes.InvalidArgument},
-		{"node: unknown volume", func() error {
-			_, err := c.NodeGetVolumeHealth(ctx, &csi.NodeGetVolumeHealthRequest{VolumeId: "vol-00000000000000000000000000000000"})
-			return err
-		}, codes.NotFound},
-		{"node: relative publish path", func() error {
-			_, err := c.NodeGetVolumeHealth(ctx, &csi.NodeGetVolumeHealthRequest{VolumeId: id, VolumePublishPath: "pods/x"})
-			return err
-		}, codes.InvalidArgument},
-		{"node: relative staging path", func() error {
-			_, err := c.NodeGetVolumeHealth(ctx, &csi.NodeGetVolumeHealthRequest{VolumeId: id, StagingTargetPath: "staging"})
-			return err
-		}, codes.InvalidArgument},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.call(); status.Code(err) != tt.code {
-				t.Errorf("got %v, want %s", err, tt.code)
-			}
-		})
-	}
+	unknown := "vol-00000000000000000000000000000000"
+	runCodeCases(t, []codeCase{
+		{"controller: no volume_id", errOf(c.ControllerGetVolumeHealth, &csi.ControllerGetVolumeHealthRequest{}), codes.InvalidArgument},
+		{"controller: unknown volume", errOf(c.ControllerGetVolumeHealth, &csi.ControllerGetVolumeHealthRequest{VolumeId: unknown}), codes.NotFound},
+		{"controller: malformed volume_id", errOf(c.ControllerGetVolumeHealth, &csi.ControllerGetVolumeHealthRequest{VolumeId: "../x"}), codes.InvalidArgument},
+		{"list: foreign token", errOf(c.ControllerListVolumeHealth, &csi.ControllerListVolumeHealthRequest{StartingToken: "nope"}), codes.Aborted},
+		{"list: negative max_entries", errOf(c.ControllerListVolumeHealth, &csi.ControllerListVolumeHealthRequest{MaxEntries: -1}), codes.InvalidArgument},
+		{"node: no volume_id", errOf(c.NodeGetVolumeHealth, &csi.NodeGetVolumeHealthRequest{}), codes.InvalidArgument},
+		{"node: unknown volume", errOf(c.NodeGetVolumeHealth, &csi.NodeGetVolumeHealthRequest{VolumeId: unknown}), codes.NotFound},
+		{"node: relative publish path", errOf(c.NodeGetVolumeHealth, &csi.NodeGetVolumeHealthRequest{VolumeId: id, VolumePublishPath: "pods/x"}), codes.InvalidArgument},
+		{"node: relative staging path", errOf(c.NodeGetVolumeHealth, &csi.NodeGetVolumeHealthRequest{VolumeId: id, StagingTargetPath: "staging"}), codes.InvalidArgument},
+	})
 }
 
 // zoneB is the zone the outage tests take down.

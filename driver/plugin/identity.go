@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -53,10 +54,10 @@ func (p *Plugin) GetPluginCapabilities(context.Context, *csi.GetPluginCapabiliti
 	if p.controllerService() {
 		services = append(services, csi.PluginCapability_Service_CONTROLLER_SERVICE)
 	}
-	if p.volumeTopology() {
+	if p.volumeAccessibility() {
 		services = append(services, csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS)
 	}
-	if p.snapshotTopology() {
+	if p.snapshotAccessibility() {
 		services = append(services, csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)
 	}
 	if p.groupController() {
@@ -81,11 +82,15 @@ func (p *Plugin) controllerService() bool {
 	return p.cfg.ServeController && !p.cfg.DisableControllerService
 }
 
-func (p *Plugin) volumeTopology() bool { return !p.cfg.DisableVolumeAccessibility }
+// volumeAccessibility: the plugin advertises
+// VOLUME_ACCESSIBILITY_CONSTRAINTS.
+func (p *Plugin) volumeAccessibility() bool { return !p.cfg.DisableVolumeAccessibility }
 
-// snapshotTopology: snapshot topology is only meaningful when the plugin
-// creates snapshots, so it is off without the controller service.
-func (p *Plugin) snapshotTopology() bool {
+// snapshotAccessibility: the plugin advertises
+// SNAPSHOT_ACCESSIBILITY_CONSTRAINTS. Snapshot topology is only meaningful
+// when the plugin creates snapshots, so it is off without the controller
+// service.
+func (p *Plugin) snapshotAccessibility() bool {
 	return p.controllerService() && !p.cfg.DisableSnapshotAccessibility
 }
 
@@ -106,35 +111,46 @@ const (
 	CapStorageHealth         = "GET_STORAGE_HEALTH"
 )
 
+// capSwitch is a capability DisableCapabilities knows and the Config
+// field that switches it off.
+type capSwitch struct {
+	name string
+	off  *bool
+}
+
+// capSwitches lists them in the order an unknown name's error does.
+func (c *Config) capSwitches() []capSwitch {
+	return []capSwitch{
+		{CapControllerService, &c.DisableControllerService},
+		{CapVolumeAccessibility, &c.DisableVolumeAccessibility},
+		{CapSnapshotAccessibility, &c.DisableSnapshotAccessibility},
+		{CapModifyVolume, &c.DisableModifyVolume},
+		{CapGroupController, &c.DisableGroupController},
+		{CapVolumeHealth, &c.DisableVolumeHealth},
+		{CapListVolumeHealth, &c.DisableListVolumeHealth},
+		{CapStorageHealth, &c.DisableStorageHealth},
+	}
+}
+
 // DisableCapabilities switches off the named plugin or controller
-// capabilities, so that
-// the driver plays one that lacks them. Blank names are ignored; an
-// unknown name is an error naming it.
+// capabilities, so that the driver plays one that lacks them. Blank names
+// are ignored; an unknown name is an error naming it.
 func (c *Config) DisableCapabilities(names []string) error {
+	switches := c.capSwitches()
 	for _, n := range names {
-		switch strings.TrimSpace(n) {
-		case "":
-		case CapControllerService:
-			c.DisableControllerService = true
-		case CapVolumeAccessibility:
-			c.DisableVolumeAccessibility = true
-		case CapSnapshotAccessibility:
-			c.DisableSnapshotAccessibility = true
-		case CapModifyVolume:
-			c.DisableModifyVolume = true
-		case CapGroupController:
-			c.DisableGroupController = true
-		case CapVolumeHealth:
-			c.DisableVolumeHealth = true
-		case CapListVolumeHealth:
-			c.DisableListVolumeHealth = true
-		case CapStorageHealth:
-			c.DisableStorageHealth = true
-		default:
-			return fmt.Errorf("unknown capability %q (known: %s)", n, strings.Join([]string{
-				CapControllerService, CapVolumeAccessibility, CapSnapshotAccessibility, CapModifyVolume, CapGroupController,
-				CapVolumeHealth, CapListVolumeHealth, CapStorageHealth}, ", "))
+		name := strings.TrimSpace(n)
+		if name == "" {
+			continue
 		}
+		i := slices.IndexFunc(switches, func(s capSwitch) bool { return s.name == name })
+		if i < 0 {
+			known := make([]string, len(switches))
+			for j, s := range switches {
+				known[j] = s.name
+			}
+			return fmt.Errorf("unknown capability %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		*switches[i].off = true
 	}
 	return nil
 }

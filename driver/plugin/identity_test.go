@@ -47,6 +47,7 @@ func TestDisableCapabilities(t *testing.T) {
 		{names: []string{CapGroupController}, want: Config{DisableGroupController: true}},
 		{names: []string{CapVolumeHealth, CapListVolumeHealth, CapStorageHealth}, want: Config{DisableVolumeHealth: true, DisableListVolumeHealth: true, DisableStorageHealth: true}},
 		{names: []string{"SNAPSHOT"}, wantErr: `unknown capability "SNAPSHOT"`},
+		{names: []string{" X"}, wantErr: `unknown capability " X" (known: CONTROLLER_SERVICE, VOLUME_ACCESSIBILITY_CONSTRAINTS, SNAPSHOT_ACCESSIBILITY_CONSTRAINTS, MODIFY_VOLUME, GROUP_CONTROLLER_SERVICE, GET_VOLUME_HEALTH, LIST_VOLUME_HEALTH, GET_STORAGE_HEALTH)`},
 	}
 	for _, tc := range tests {
 		var got Config

@@ -14,11 +14,6 @@ import (
 	"github.com/zonepath/zonepath/driver/world"
 )
 
-// zoneOnly is a segment under keys.omitRegion.
-func zoneOnly(z string) *csi.Topology {
-	return &csi.Topology{Segments: map[string]string{world.DefaultZoneKey: z}}
-}
-
 // TestOmitRegion: a driver with one zone key (keys.omitRegion) reports no
 // region key in NodeGetInfo, volumes or snapshots, and a requisite whose
 // segments carry one names no topology of it: INVALID_ARGUMENT as for a

@@ -23,7 +23,7 @@ import (
 func (p *Plugin) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
 	node, _ := p.nodes.lookup(p.cfg.NodeID)
 	resp := &csi.NodeGetInfoResponse{NodeId: p.cfg.NodeID, MaxVolumesPerNode: node.MaxVolumesPerNode}
-	if p.volumeTopology() {
+	if p.volumeAccessibility() {
 		seg, err := p.topo.NodeSegment(p.cfg.Node.Zone, p.cfg.Node.Rack)
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "node segment: %v", err)

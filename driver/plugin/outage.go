@@ -40,23 +40,6 @@ func (p *Plugin) zoneDown(i int) bool {
 // zoneIDDown is zoneDown for a zone ID stored in a record.
 func (p *Plugin) zoneIDDown(id string) bool { return p.cfg.Faults.Down(p.zoneSegment(id)) }
 
-// liveZones drops the zones that are down from candidates. None left is
-// RESOURCE_EXHAUSTED naming them, for the CO to try elsewhere.
-func (p *Plugin) liveZones(candidates []int, what string) ([]int, error) {
-	var out, down []int
-	for _, i := range candidates {
-		if p.zoneDown(i) {
-			down = append(down, i)
-		} else {
-			out = append(out, i)
-		}
-	}
-	if len(out) == 0 && len(down) > 0 {
-		return nil, status.Errorf(codes.ResourceExhausted, "zones %s are down (outage): no zone left for %s", p.zoneNames(down), what)
-	}
-	return out, nil
-}
-
 // volumeReachable is UNAVAILABLE for a volume in a zone that is down.
 func (p *Plugin) volumeReachable(v *state.Volume) error {
 	if p.zoneIDDown(v.Zone) {

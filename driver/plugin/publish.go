@@ -48,7 +48,7 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 		if err := p.volumeReachable(v); err != nil {
 			return err
 		}
-		if p.volumeTopology() && p.zoneIndex(v.Zone) != node.Zone {
+		if p.volumeAccessibility() && p.zoneIndex(v.Zone) != node.Zone {
 			return status.Errorf(codes.FailedPrecondition, "volume %s lives in zone %s, node %s in zone %s", volID, v.Zone, nodeID, p.topo.Zones[node.Zone].ID())
 		}
 		if pub := tx.Publication(volID, nodeID); pub != nil {

@@ -8,8 +8,8 @@ import (
 // DefaultGCPercent is the garbage collector target the driver runs with
 // unless GOGC is set. Its live heap is small (records, encoded list
 // entries) and its CPU goes to building and encoding responses, so it
-// trades memory for CPU: at the default of 100, a complete ListSnapshots
-// of 10k snapshots spends about a third of its CPU collecting garbage.
+// trades memory for CPU: at the default of 100 a large listing spends much
+// of its CPU collecting garbage (driver/README.md, "Garbage collection").
 const DefaultGCPercent = 400
 
 // ApplyRuntimeDefaults sets DefaultGCPercent when GOGC is not set. The

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -95,7 +93,7 @@ func (p *Plugin) snapshotSpec(req *csi.CreateSnapshotRequest) (*snapshotSpec, er
 	}
 	// CSI: accessibility_requirements SHALL NOT be specified unless the
 	// SP has the SNAPSHOT_ACCESSIBILITY_CONSTRAINTS plugin capability.
-	if !p.snapshotTopology() {
+	if !p.snapshotAccessibility() {
 		return nil, status.Error(codes.InvalidArgument, "accessibility_requirements given, but this plugin does not advertise SNAPSHOT_ACCESSIBILITY_CONSTRAINTS")
 	}
 	candidates, err := p.candidates(spec.requirement)
@@ -164,158 +162,7 @@ func (p *Plugin) checkSameSnapshot(s *state.Snapshot, spec *snapshotSpec) error 
 		return nil
 	}
 	return status.Errorf(codes.AlreadyExists, "snapshot %q already exists as %s, usable from %s, none of which is in the requisite topology %s",
-		spec.name, s.ID, world.FormatSegments(p.snapshotTopologySegments(s)), world.FormatSegments(spec.requirement.GetRequisite()))
-}
-
-// placeSnapshot chooses the zones holding the copies: without
-// requirements the source volume's zone, then its region's other zones,
-// then the rest; with requirements the candidates (preferred first, then
-// requisite). Zones without quota left are skipped, except the source
-// zone of a snapshot without requirements; fewer zones than the copies
-// asked for (or than the requirements allow) is RESOURCE_EXHAUSTED (spec:
-// CreateSnapshot Errors, "Not enough resources to create snapshot").
-func (p *Plugin) placeSnapshot(tx *state.Tx, id string, spec *snapshotSpec) (*state.Snapshot, error) {
-	src := tx.Volume(spec.source)
-	if src == nil {
-		return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.source)
-	}
-	if err := p.volumeReachable(src); err != nil {
-		return nil, err
-	}
-	candidates, err := p.snapshotCandidates(tx, src, spec)
-	if err != nil {
-		return nil, err
-	}
-	if candidates, err = p.liveZones(candidates, "snapshot "+spec.name); err != nil {
-		return nil, err
-	}
-	want := min(spec.copies, len(candidates))
-	var zones []string
-	for _, i := range candidates {
-		if !p.snapshotRoom(tx, i) {
-			continue
-		}
-		zones = append(zones, p.topo.Zones[i].ID())
-		if len(zones) == want {
-			break
-		}
-	}
-	if len(zones) < want || want == 0 {
-		return nil, status.Errorf(codes.ResourceExhausted, "snapshot quota exhausted: %d of %d copies fit in zones %s", len(zones), want, p.zoneNames(candidates))
-	}
-	return &state.Snapshot{
-		ID: id, Name: spec.name, SourceVolume: src.ID, SizeBytes: src.CapacityBytes, Zones: zones,
-		RegionWide: spec.regionWide, Global: spec.global, Parameters: spec.params, Created: time.Now().UTC(),
-	}, nil
-}
-
-// snapshotRoom reports whether zone i's snapshot quota takes a copy.
-func (p *Plugin) snapshotRoom(tx *state.Tx, i int) bool {
-	z := p.topo.Zones[i]
-	return z.SnapshotQuota < 0 || tx.Usage(z.ID()).Snapshots < z.SnapshotQuota
-}
-
-func (p *Plugin) snapshotCandidates(tx *state.Tx, src *state.Volume, spec *snapshotSpec) ([]int, error) {
-	if p.topo.Snapshots.SourceZoneOnly {
-		return p.sourceZoneOnly(src, spec)
-	}
-	if spec.candidates == nil {
-		// Nothing asked for another place, so the first copy stays with
-		// its source, as the README promises; a full source zone is not
-		// a reason to move the data to another zone or region.
-		home := p.zoneIndex(src.Zone)
-		switch {
-		case home < 0:
-			return nil, status.Errorf(codes.ResourceExhausted, "zone %s of source volume %s, where a snapshot without accessibility_requirements stays, has left the topology", src.Zone, src.ID)
-		case !p.snapshotRoom(tx, home):
-			return nil, status.Errorf(codes.ResourceExhausted, "snapshot quota exhausted in zone %s of source volume %s, where a snapshot without accessibility_requirements stays", src.Zone, src.ID)
-		}
-		return p.nearZones(home), nil
-	}
-	// A region-wide snapshot goes where any other would: a copy in a
-	// requisite zone makes it usable from that zone and, beyond the
-	// requisite, from the rest of its region (TopologyRequirement x > n:
-	// the SP "MAY choose the remaining x-n unique topologies").
-	return spec.candidates, nil
-}
-
-// sourceZoneOnly is the one candidate of a driver that cuts snapshots
-// only where their source volume lives (snapshots.sourceZoneOnly): its
-// zone, when the requisite allows it. Anything else is a snapshot the
-// driver cannot make, RESOURCE_EXHAUSTED (spec.md CreateSnapshot Errors,
-// "Not enough resources to create snapshot"), naming the source zone so
-// the user sees where the class must allow. So is more than one copy.
-func (p *Plugin) sourceZoneOnly(src *state.Volume, spec *snapshotSpec) ([]int, error) {
-	home := p.zoneIndex(src.Zone)
-	switch {
-	case home < 0:
-		return nil, status.Errorf(codes.ResourceExhausted, "zone %s of source volume %s, the only zone this driver cuts its snapshots in, has left the topology", src.Zone, src.ID)
-	case spec.copies > 1:
-		return nil, status.Errorf(codes.ResourceExhausted, "%s=%d: this driver cuts one copy of a snapshot, in its source volume's zone %s", ParamSnapshotCopies, spec.copies, src.Zone)
-	case spec.candidates != nil && !slices.Contains(spec.candidates, home):
-		return nil, status.Errorf(codes.ResourceExhausted, "source volume %s is in zone %s, outside the requisite topology %s: this driver cuts snapshots only in their source volume's zone",
-			src.ID, src.Zone, world.FormatSegments(spec.requirement.GetRequisite()))
-	}
-	return []int{home}, nil
-}
-
-// nearZones orders zones for copies of a snapshot of a volume in zone
-// home: home first, then its region, then the rest.
-func (p *Plugin) nearZones(home int) []int {
-	out := []int{home}
-	region := p.topo.Zones[home].Region
-	for pass := 0; pass < 2; pass++ {
-		for i, z := range p.topo.Zones {
-			if i != home && (z.Region == region) == (pass == 0) {
-				out = append(out, i)
-			}
-		}
-	}
-	return out
-}
-
-// snapshotZones lists the zones a snapshot is usable from.
-func (p *Plugin) snapshotZones(s *state.Snapshot) []int {
-	if s.Global {
-		return allZones(p.topo)
-	}
-	var out []int
-	for _, seg := range p.snapshotTopologySegments(s) {
-		zones, _ := p.topo.Select(seg.GetSegments())
-		for _, z := range zones {
-			if !slices.Contains(out, z) {
-				out = append(out, z)
-			}
-		}
-	}
-	return out
-}
-
-// snapshotTopologySegments is the snapshot's accessible_topology: one
-// zone segment per copy, one region segment per region of the copies, or
-// none for a global snapshot (CSI spec, Snapshot.accessible_topology: "If
-// it is not specified, the CO MAY assume the snapshot is equally usable
-// from all topologies in the cluster"). It is computed from the record
-// alone, so Create, List and Get agree.
-func (p *Plugin) snapshotTopologySegments(s *state.Snapshot) []*csi.Topology {
-	if s.Global {
-		return nil
-	}
-	var out []*csi.Topology
-	seen := map[string]bool{}
-	for _, z := range s.Zones {
-		seg := p.zoneSegment(z)
-		if s.RegionWide && !p.topo.Keys.OmitRegion {
-			region, _, _ := strings.Cut(z, "/")
-			if seen[region] {
-				continue
-			}
-			seen[region] = true
-			seg = p.topo.RegionSegment(region)
-		}
-		out = append(out, &csi.Topology{Segments: seg})
-	}
-	return out
+		spec.name, s.ID, world.FormatSegments(p.snapshotSegments(s)), world.FormatSegments(spec.requirement.GetRequisite()))
 }
 
 func (p *Plugin) csiSnapshot(s *state.Snapshot) *csi.Snapshot {
@@ -323,8 +170,8 @@ func (p *Plugin) csiSnapshot(s *state.Snapshot) *csi.Snapshot {
 		SnapshotId: s.ID, SourceVolumeId: s.SourceVolume, SizeBytes: s.SizeBytes,
 		CreationTime: timestamppb.New(s.Created), ReadyToUse: true, GroupSnapshotId: s.Group,
 	}
-	if p.snapshotTopology() {
-		out.AccessibleTopology = p.snapshotTopologySegments(s)
+	if p.snapshotAccessibility() {
+		out.AccessibleTopology = p.snapshotSegments(s)
 	}
 	return out
 }
@@ -338,26 +185,22 @@ func (p *Plugin) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 	if err := checkID("snapshot_id", id); err != nil {
 		return nil, err
 	}
-	err := p.store.Update(func(tx *state.Tx) error {
-		s := tx.Snapshot(id)
-		switch {
-		case s == nil:
-			return nil
-		case s.Group != "":
-			return status.Errorf(codes.InvalidArgument, "snapshot %s is a member of group snapshot %s: delete the group (DeleteVolumeGroupSnapshot)", id, s.Group)
-		}
-		if err := p.snapshotReachable(s); err != nil {
-			return err // nothing is deleted in a zone that is down
-		}
-		tx.DeleteSnapshot(id)
-		return nil
-	})
+	err := deletion[state.Snapshot]{
+		kind: "snapshot",
+		id:   id,
+		get:  func(tx *state.Tx) *state.Snapshot { return tx.Snapshot(id) },
+		keep: func(_ *state.Tx, s *state.Snapshot) error {
+			if s.Group != "" {
+				return status.Errorf(codes.InvalidArgument, "snapshot %s is a member of group snapshot %s: delete the group (DeleteVolumeGroupSnapshot)", id, s.Group)
+			}
+			return p.snapshotReachable(s)
+		},
+		remove:   func(tx *state.Tx) { tx.DeleteSnapshot(id) },
+		entries:  p.snapshotEntries,
+		dropData: func() error { return p.data.deleteSnapshot(id) },
+	}.commit(p.store)
 	if err != nil {
 		return nil, err
-	}
-	p.snapshotEntries.forget(id)
-	if err := p.data.deleteSnapshot(id); err != nil {
-		return nil, status.Errorf(codes.Internal, "deleting data of snapshot %s: %v", id, err)
 	}
 	return &csi.DeleteSnapshotResponse{}, nil
 }

@@ -13,10 +13,6 @@ import (
 	"github.com/zonepath/zonepath/driver/world"
 )
 
-func region(r string) *csi.Topology {
-	return &csi.Topology{Segments: map[string]string{world.DefaultRegionKey: r}}
-}
-
 // TestSnapshotPlacement covers where a snapshot is usable from: the source
 // volume's zone by default, widened by the class parameters, narrowed by
 // accessibility_requirements.

@@ -54,11 +54,21 @@ func maxVolumesPerNode(n int64) func(*plugin.Config) {
 }
 
 func zone(z string) *csi.Topology {
-	region := "region-1"
+	r := "region-1"
 	if z == "zone-d" {
-		region = "region-2"
+		r = "region-2"
 	}
-	return &csi.Topology{Segments: map[string]string{world.DefaultRegionKey: region, world.DefaultZoneKey: z}}
+	return &csi.Topology{Segments: map[string]string{world.DefaultRegionKey: r, world.DefaultZoneKey: z}}
+}
+
+// region is a segment naming a whole region.
+func region(r string) *csi.Topology {
+	return &csi.Topology{Segments: map[string]string{world.DefaultRegionKey: r}}
+}
+
+// zoneOnly is a segment under keys.omitRegion.
+func zoneOnly(z string) *csi.Topology {
+	return &csi.Topology{Segments: map[string]string{world.DefaultZoneKey: z}}
 }
 
 func zones(names ...string) []*csi.Topology {

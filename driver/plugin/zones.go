@@ -3,9 +3,6 @@ package plugin
 import (
 	"strings"
 
-	"github.com/container-storage-interface/spec/lib/go/csi"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/zonepath/zonepath/driver/world"
@@ -17,29 +14,6 @@ func allZones(t *world.Topology) []int {
 		out[i] = i
 	}
 	return out
-}
-
-// candidates orders the zones accessibility_requirements allow (nil:
-// unconstrained). A malformed requirement is INVALID_ARGUMENT, and so is a
-// well-formed requisite none of whose segments names a zone of this
-// driver (a misspelt zone): spec.md's General Error Table, "Invalid or
-// unsupported field in the request ... has an invalid value", since "COs
-// SHALL only specify topological accessibility information supported by
-// the SP" (CreateSnapshotRequest.accessibility_requirements), while the
-// RESOURCE_EXHAUSTED rows apply only when the field "is valid"
-// (CreateVolume Errors: "although the accessible_topology field is
-// valid"; CreateSnapshot Errors: "the accessibility_requirements field is
-// valid but ..."). The code is final for the Kubernetes sidecars, so a
-// VolumeSnapshot naming a misspelt zone can be deleted; the message names
-// the segments, which the user reads in the object's events. Segments
-// naming no zone beside one that does are skipped (a requisite needs "at
-// least one" place, TopologyRequirement.requisite), as are preferred ones.
-func (p *Plugin) candidates(req *csi.TopologyRequirement) ([]int, error) {
-	zones, err := p.topo.Candidates(req)
-	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "accessibility_requirements: %v", err)
-	}
-	return zones, nil
 }
 
 // zoneIndex resolves a zone ID stored in state. A zone removed from the

@@ -5,18 +5,10 @@ import "sort"
 // The read methods serve from memory and see only durable records.
 
 // Volume returns a durable volume, or nil.
-func (s *Store) Volume(id string) *Volume {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.volumes.visible(id, s.durable)
-}
+func (s *Store) Volume(id string) *Volume { return byID(s, s.volumes, id) }
 
 // Snapshot returns a durable snapshot, or nil.
-func (s *Store) Snapshot(id string) *Snapshot {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.snapshots.visible(id, s.durable)
-}
+func (s *Store) Snapshot(id string) *Snapshot { return byID(s, s.snapshots, id) }
 
 // ListVolumes returns up to max volumes with ID >= from, in ID order,
 // and the ID to start the next page at ("" at the end). max <= 0 means all.
@@ -132,16 +124,27 @@ func page[T any](t *table[T], from string, max int, durable uint64, keep func(*T
 
 // VolumeByName returns a durable volume by name, or nil.
 func (s *Store) VolumeByName(name string) *Volume {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return named(s.volumes.visible(s.volumeNames[name], s.durable), name, volumeName)
+	return byName(s, s.volumes, s.volumeNames, name, volumeName)
 }
 
 // SnapshotByName returns a durable snapshot by name, or nil.
 func (s *Store) SnapshotByName(name string) *Snapshot {
+	return byName(s, s.snapshots, s.snapshotNames, name, snapshotName)
+}
+
+// byID is the durable row of t under id, or nil, read under s.mu.
+func byID[T any](s *Store, t *table[T], id string) *T {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return named(s.snapshots.visible(s.snapshotNames[name], s.durable), name, snapshotName)
+	return t.visible(id, s.durable)
+}
+
+// byName is the durable row of t that names, one of s's name indexes,
+// holds for name, or nil, read under s.mu.
+func byName[T any](s *Store, t *table[T], names map[string]string, name string, nameOf func(*T) string) *T {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return named(t.visible(names[name], s.durable), name, nameOf)
 }
 
 // named returns r if it is still called name, else nil: the name indexes
@@ -155,17 +158,11 @@ func named[T any](r *T, name string, nameOf func(*T) string) *T {
 }
 
 // Group returns a durable group snapshot, or nil.
-func (s *Store) Group(id string) *Group {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.groups.visible(id, s.durable)
-}
+func (s *Store) Group(id string) *Group { return byID(s, s.groups, id) }
 
 // GroupByName returns a durable group snapshot by name, or nil.
 func (s *Store) GroupByName(name string) *Group {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return named(s.groups.visible(s.groupNames[name], s.durable), name, groupName)
+	return byName(s, s.groups, s.groupNames, name, groupName)
 }
 
 func volumeName(v *Volume) string     { return v.Name }

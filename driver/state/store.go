@@ -189,12 +189,7 @@ func (s *Store) indexVolumes() {
 		s.zone(v.Zone).Bytes += v.CapacityBytes
 	}
 	s.volumes.onDelete = func(v *Volume) { s.zone(v.Zone).Bytes -= v.CapacityBytes }
-	s.volumes.onReap = func(v *Volume) {
-		cur := s.volumes.rows[v.ID]
-		if s.volumeNames[v.Name] == v.ID && (cur == nil || cur.Name != v.Name) {
-			delete(s.volumeNames, v.Name)
-		}
-	}
+	s.volumes.onReap = func(v *Volume) { reapName(s.volumes, s.volumeNames, v, volumeName) }
 }
 
 func (s *Store) indexSnapshots() {
@@ -216,10 +211,8 @@ func (s *Store) indexSnapshots() {
 		}
 	}
 	s.snapshots.onReap = func(v *Snapshot) {
+		reapName(s.snapshots, s.snapshotNames, v, snapshotName)
 		cur := s.snapshots.rows[v.ID]
-		if s.snapshotNames[v.Name] == v.ID && (cur == nil || cur.Name != v.Name) {
-			delete(s.snapshotNames, v.Name)
-		}
 		if cur == nil || cur.SourceVolume != v.SourceVolume {
 			delete(s.bySource[v.SourceVolume], v.ID)
 			if len(s.bySource[v.SourceVolume]) == 0 {
@@ -231,11 +224,15 @@ func (s *Store) indexSnapshots() {
 
 func (s *Store) indexGroups() {
 	s.groups.onPut = func(g *Group) { s.groupNames[g.Name] = g.ID }
-	s.groups.onReap = func(g *Group) {
-		cur := s.groups.rows[g.ID]
-		if s.groupNames[g.Name] == g.ID && (cur == nil || cur.Name != g.Name) {
-			delete(s.groupNames, g.Name)
-		}
+	s.groups.onReap = func(g *Group) { reapName(s.groups, s.groupNames, g, groupName) }
+}
+
+// reapName drops a reaped row r's entry from the name index names, unless
+// the row now stored under r's key still has r's name.
+func reapName[T any](t *table[T], names map[string]string, r *T, nameOf func(*T) string) {
+	name, key := nameOf(r), t.key(r)
+	if cur := t.rows[key]; names[name] == key && (cur == nil || nameOf(cur) != name) {
+		delete(names, name)
 	}
 }
 

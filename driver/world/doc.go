@@ -2,7 +2,8 @@
 // regions made of zones (optionally split into racks), each zone with a
 // storage capacity and a snapshot quota. It parses the topology file,
 // validates CSI topology segments against it and turns CSI
-// TopologyRequirements into an ordered list of candidate zones.
+// TopologyRequirements into an ordered list of candidate zones; the choice
+// among them (room, quota, content sources, outages) is the plugin's.
 //
 // A segment is a set of key/value pairs; it selects every zone whose
 // region, zone and rack agree with the pairs it has. A segment that names

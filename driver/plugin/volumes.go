@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/state"
 	"github.com/zonepath/zonepath/driver/world"
@@ -82,48 +80,6 @@ func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 	return &csi.CreateVolumeResponse{Volume: p.csiVolume(vol)}, nil
-}
-
-// newRecord records an object whose data CreateVolume or CreateSnapshot
-// has already made under a new ID. A record of the requested name that
-// appeared meanwhile (a concurrent request with the same name won) must be
-// the same object and is returned instead; then, or on any error, the data
-// made under id is removed. A crash before that leaves it to reclaim.
-type newRecord[T any] struct {
-	kind     string // "volume" or "snapshot", for the log
-	id       string
-	byName   func(*state.Tx) *T          // a record of the requested name, or nil
-	same     func(*T) error              // accepts that record for this request
-	place    func(*state.Tx) (*T, error) // the record of the new object
-	put      func(*state.Tx, *T)
-	dropData func() error
-}
-
-func (n newRecord[T]) commit(ctx context.Context, store *state.Store) (*T, error) {
-	var rec *T
-	created := false
-	err := store.Update(func(tx *state.Tx) error {
-		if existing := n.byName(tx); existing != nil {
-			rec = existing
-			return n.same(existing)
-		}
-		r, err := n.place(tx)
-		if err != nil {
-			return err
-		}
-		n.put(tx, r)
-		rec, created = r, true
-		return nil
-	})
-	if err != nil || !created {
-		if derr := n.dropData(); derr != nil {
-			klog.FromContext(ctx).Error(derr, "Removing data of a "+n.kind+" that was not created", n.kind+"ID", n.id)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return rec, nil
 }
 
 // checkSource fails early, before any data is copied, when the content
@@ -208,7 +164,7 @@ func (p *Plugin) volumeSpec(req *csi.CreateVolumeRequest) (*volumeSpec, error) {
 			return nil, err
 		}
 	}
-	if p.volumeTopology() {
+	if p.volumeAccessibility() {
 		if spec.candidates, err = p.candidates(spec.requirement); err != nil {
 			return nil, err
 		}
@@ -300,70 +256,6 @@ func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 	return status.Errorf(codes.AlreadyExists, "volume %q already exists as %s but %s", spec.name, v.ID, why)
 }
 
-// placeVolume chooses the zone of a new volume: the first candidate with
-// room, among zones the source allows.
-func (p *Plugin) placeVolume(tx *state.Tx, id string, spec *volumeSpec) (*state.Volume, error) {
-	candidates, err := p.sourceZones(tx, spec)
-	if err != nil {
-		return nil, err
-	}
-	if candidates, err = p.liveZones(candidates, "volume "+spec.name); err != nil {
-		return nil, err
-	}
-	for _, i := range candidates {
-		z := p.topo.Zones[i]
-		if spec.size > room(z, tx.Usage(z.ID()).Bytes) {
-			continue
-		}
-		return &state.Volume{
-			ID: id, Name: spec.name, CapacityBytes: spec.size, Zone: z.ID(), Block: spec.block,
-			Parameters: spec.params, MutableParameters: spec.mutable, SourceSnapshot: spec.sourceSnapshot, SourceVolume: spec.sourceVolume, Created: time.Now().UTC(),
-		}, nil
-	}
-	return nil, status.Errorf(codes.ResourceExhausted, "no room for %d bytes in zones %s", spec.size, p.zoneNames(candidates))
-}
-
-// sourceZones narrows the requested zones to those the content source
-// allows: a clone stays in its source's zone; a restore goes where the
-// snapshot is usable from. With no overlap the request is valid but
-// cannot be met where it asks, which is RESOURCE_EXHAUSTED (spec:
-// CreateVolume Errors, "Unable to provision in accessible_topology"); a
-// CO such as the external-provisioner then reschedules rather than
-// giving up.
-func (p *Plugin) sourceZones(tx *state.Tx, spec *volumeSpec) ([]int, error) {
-	requested := spec.candidates
-	if requested == nil {
-		requested = allZones(p.topo)
-	}
-	switch {
-	case spec.sourceVolume != "":
-		src := tx.Volume(spec.sourceVolume)
-		if src == nil {
-			return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.sourceVolume)
-		}
-		if err := checkSourceFits(src.CapacityBytes, spec.size, src.Block, spec.block, "volume", src.ID); err != nil {
-			return nil, err
-		}
-		if !p.volumeTopology() {
-			return []int{p.zoneIndex(src.Zone)}, nil
-		}
-		return narrow(requested, []int{p.zoneIndex(src.Zone)}, "source volume "+src.ID+" in "+src.Zone, p)
-	case spec.sourceSnapshot != "":
-		snap := tx.Snapshot(spec.sourceSnapshot)
-		if snap == nil {
-			return nil, status.Errorf(codes.NotFound, "source snapshot %s does not exist", spec.sourceSnapshot)
-		}
-		// checkSource compared access types and sizes before copying;
-		// a snapshot never changes.
-		if !p.snapshotTopology() {
-			return requested, nil
-		}
-		usable := p.snapshotZones(snap)
-		return narrow(requested, usable, fmt.Sprintf("snapshot %s usable from %s", snap.ID, world.FormatSegments(p.snapshotTopologySegments(snap))), p)
-	}
-	return requested, nil
-}
-
 func checkSourceFits(srcSize, size int64, srcBlock, block bool, kind, id string) error {
 	if size < srcSize {
 		return status.Errorf(codes.OutOfRange, "requested %d bytes, less than the %d bytes of source %s %s", size, srcSize, kind, id)
@@ -374,20 +266,6 @@ func checkSourceFits(srcSize, size int64, srcBlock, block bool, kind, id string)
 	return nil
 }
 
-// narrow keeps the requested zones the source allows, in request order.
-func narrow(requested, allowed []int, source string, p *Plugin) ([]int, error) {
-	var out []int
-	for _, i := range requested {
-		if slices.Contains(allowed, i) {
-			out = append(out, i)
-		}
-	}
-	if len(out) == 0 {
-		return nil, status.Errorf(codes.ResourceExhausted, "requested zones %s are outside the zones of %s", p.zoneNames(requested), source)
-	}
-	return out, nil
-}
-
 // DeleteVolume implements csi.ControllerServer. Deleting an unknown
 // volume succeeds (spec: DeleteVolume is idempotent).
 func (p *Plugin) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
@@ -395,28 +273,22 @@ func (p *Plugin) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	if err := checkID("volume_id", id); err != nil {
 		return nil, err
 	}
-	err := p.store.Update(func(tx *state.Tx) error {
-		v := tx.Volume(id)
-		if v == nil {
-			return nil
-		}
-		if tx.IsPublished(id) {
-			return status.Errorf(codes.FailedPrecondition, "volume %s is still published to a node", id)
-		}
-		if err := p.volumeReachable(v); err != nil {
-			return err // nothing is deleted in a zone that is down
-		}
-		tx.DeleteVolume(id)
-		return nil
-	})
+	err := deletion[state.Volume]{
+		kind: "volume",
+		id:   id,
+		get:  func(tx *state.Tx) *state.Volume { return tx.Volume(id) },
+		keep: func(tx *state.Tx, v *state.Volume) error {
+			if tx.IsPublished(id) {
+				return status.Errorf(codes.FailedPrecondition, "volume %s is still published to a node", id)
+			}
+			return p.volumeReachable(v)
+		},
+		remove:   func(tx *state.Tx) { tx.DeleteVolume(id) },
+		entries:  p.volumeEntries,
+		dropData: func() error { return p.data.deleteVolume(id) },
+	}.commit(p.store)
 	if err != nil {
 		return nil, err
-	}
-	p.volumeEntries.forget(id)
-	// Data goes after the record is durably gone: a crash in between
-	// leaves an orphan directory, never a volume whose data vanished.
-	if err := p.data.deleteVolume(id); err != nil {
-		return nil, status.Errorf(codes.Internal, "deleting data of volume %s: %v", id, err)
 	}
 	return &csi.DeleteVolumeResponse{}, nil
 }
@@ -499,7 +371,7 @@ func (p *Plugin) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	}
 	block := slices.ContainsFunc(req.GetVolumeCapabilities(), func(c *csi.VolumeCapability) bool { return c.GetBlock() != nil })
 	zones := allZones(p.topo)
-	if seg := req.GetAccessibleTopology(); seg != nil && p.volumeTopology() {
+	if seg := req.GetAccessibleTopology(); seg != nil && p.volumeAccessibility() {
 		var err error
 		if zones, err = p.topo.Select(seg.GetSegments()); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "accessible_topology: %v", err)
@@ -592,7 +464,7 @@ func (p *Plugin) csiVolume(v *state.Volume) *csi.Volume {
 	case v.SourceVolume != "":
 		out.ContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: v.SourceVolume}}}
 	}
-	if p.volumeTopology() {
+	if p.volumeAccessibility() {
 		out.AccessibleTopology = []*csi.Topology{{Segments: p.zoneSegment(v.Zone)}}
 	}
 	return out
