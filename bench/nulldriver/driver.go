@@ -1,4 +1,4 @@
-package main
+package nulldriver
 
 import (
 	"context"
@@ -22,8 +22,8 @@ const (
 	volumeSize  = 1 << 30
 )
 
-// driver holds every response it gives, built at start.
-type driver struct {
+// Driver is the null driver: every response it gives is built by New.
+type Driver struct {
 	csi.UnimplementedIdentityServer
 	csi.UnimplementedControllerServer
 
@@ -34,7 +34,9 @@ type driver struct {
 	createSnapshot *csi.CreateSnapshotResponse
 }
 
-func newDriver(volumes, snapshots, pageSize int) *driver {
+// New is a null driver listing volumes and snapshots in pages of pageSize
+// (all in one page when 0), the one max_entries its list calls accept.
+func New(volumes, snapshots, pageSize int) *Driver {
 	now := timestamppb.New(time.Now())
 	vols := make([]*csi.ListVolumesResponse_Entry, volumes)
 	for i := range vols {
@@ -44,7 +46,7 @@ func newDriver(volumes, snapshots, pageSize int) *driver {
 	for i := range snaps {
 		snaps[i] = &csi.ListSnapshotsResponse_Entry{Snapshot: snapshot(i, now)}
 	}
-	return &driver{
+	return &Driver{
 		pageSize: pageSize,
 		volumePages: pages(vols, pageSize, func(e *csi.ListVolumesResponse_Entry) string { return e.Volume.VolumeId },
 			func(page []*csi.ListVolumesResponse_Entry, next string) *csi.ListVolumesResponse {
@@ -105,41 +107,41 @@ func pages[E any, R proto.Message](entries []E, size int, id func(E) string, pag
 	return out
 }
 
-func (d *driver) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
+func (d *Driver) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
 	return &csi.GetPluginInfoResponse{Name: "nulldriver.zonepath.csi.dev", VendorVersion: "0"}, nil
 }
 
-func (d *driver) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {
+func (d *Driver) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {
 	return &csi.ProbeResponse{}, nil
 }
 
-func (d *driver) CreateVolume(context.Context, *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
+func (d *Driver) CreateVolume(context.Context, *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
 	return d.createVolume, nil
 }
 
-func (d *driver) DeleteVolume(context.Context, *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
+func (d *Driver) DeleteVolume(context.Context, *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
 	return &csi.DeleteVolumeResponse{}, nil
 }
 
-func (d *driver) CreateSnapshot(context.Context, *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
+func (d *Driver) CreateSnapshot(context.Context, *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
 	return d.createSnapshot, nil
 }
 
-func (d *driver) DeleteSnapshot(context.Context, *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
+func (d *Driver) DeleteSnapshot(context.Context, *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
 	return &csi.DeleteSnapshotResponse{}, nil
 }
 
-func (d *driver) ListVolumes(_ context.Context, req *csi.ListVolumesRequest) (*csi.ListVolumesResponse, error) {
+func (d *Driver) ListVolumes(_ context.Context, req *csi.ListVolumesRequest) (*csi.ListVolumesResponse, error) {
 	return page(d, d.volumePages, req.GetMaxEntries(), req.GetStartingToken())
 }
 
-func (d *driver) ListSnapshots(_ context.Context, req *csi.ListSnapshotsRequest) (*csi.ListSnapshotsResponse, error) {
+func (d *Driver) ListSnapshots(_ context.Context, req *csi.ListSnapshotsRequest) (*csi.ListSnapshotsResponse, error) {
 	return page(d, d.snapshotPages, req.GetMaxEntries(), req.GetStartingToken())
 }
 
 // page returns the page a request asks for; it knows one page size and
 // the tokens it issued.
-func page[R any](d *driver, pages map[string]R, max int32, token string) (R, error) {
+func page[R any](d *Driver, pages map[string]R, max int32, token string) (R, error) {
 	var none R
 	if int(max) != d.pageSize {
 		return none, status.Errorf(codes.InvalidArgument, "max_entries %d: the null driver serves pages of %d only", max, d.pageSize)

@@ -15,8 +15,8 @@ import (
 	"github.com/zonepath/zonepath/fakezones/proc"
 )
 
-// Scheduler is one of the schedulers compared.
-type Scheduler struct {
+// scheduler is one of the schedulers compared.
+type scheduler struct {
 	// Binary is its file under the bin directory; it names the scheduler
 	// in the table.
 	Binary string
@@ -26,30 +26,30 @@ type Scheduler struct {
 	Plugin bool
 }
 
-// Both are the two schedulers of issue 14, with the plugin first.
-var Both = []Scheduler{{Binary: "zonepath-scheduler", Plugin: true}, {Binary: "kube-scheduler"}}
+// both are the two schedulers of issue 14, with the plugin first.
+var both = []scheduler{{Binary: "zonepath-scheduler", Plugin: true}, {Binary: "kube-scheduler"}}
 
-// ProfileName is the schedulerName of its only profile: each phase's
+// profileName is the schedulerName of its only profile: each phase's
 // pods name the scheduler that is meant to schedule them, and the
 // cluster's own scheduler leaves them alone.
-func (s Scheduler) ProfileName() string { return "schedbench-" + s.Binary }
+func (s scheduler) profileName() string { return "schedbench-" + s.Binary }
 
 // pluginConfig enables SnapshotTopology the way the plugin's README
 // does: under multiPoint, at every extension point it implements. Its
-// place among the Filter plugins (last) no longer matters since its
-// PreFilter narrows the nodes to filter; it did before (11 snapshot
-// pods/s instead of 40-57 at 5,000 nodes, 25-42 with it first).
+// place among the Filter plugins (last) does not matter, since its
+// PreFilter narrows the nodes to filter (bench/README.md, "Where the
+// plugin sits").
 const pluginConfig = `  plugins:
     multiPoint:
       enabled:
       - name: SnapshotTopology
 `
 
-// Config is its KubeSchedulerConfiguration. The client limits are raised
+// configYAML is its KubeSchedulerConfiguration. The client limits are raised
 // far above kube-scheduler's defaults (50 QPS), as scheduler_perf does:
 // otherwise both schedulers would bind at the rate limiter's pace and the
 // comparison would measure the limiter.
-func (s Scheduler) Config(kubeconfig string) string {
+func (s scheduler) configYAML(kubeconfig string) string {
 	plugins := ""
 	if s.Plugin {
 		plugins = pluginConfig
@@ -64,7 +64,7 @@ leaderElection:
   leaderElect: false
 profiles:
 - schedulerName: %s
-%s`, kubeconfig, s.ProfileName(), plugins)
+%s`, kubeconfig, s.profileName(), plugins)
 }
 
 // running is a started scheduler process that serves /metrics.
@@ -76,9 +76,9 @@ type running struct {
 
 // start runs the scheduler from binDir against kubeconfig, with its
 // config, certificates and log under dir, and returns when it is ready.
-func (s Scheduler) start(ctx context.Context, binDir, dir, kubeconfig string) (*running, error) {
+func (s scheduler) start(ctx context.Context, binDir, dir, kubeconfig string) (*running, error) {
 	config := filepath.Join(dir, s.Binary+".yaml")
-	if err := os.WriteFile(config, []byte(s.Config(kubeconfig)), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(s.configYAML(kubeconfig)), 0o644); err != nil {
 		return nil, err
 	}
 	port, err := freePort()
@@ -135,23 +135,23 @@ func (r *running) waitReady(ctx context.Context) error {
 // latency is the algorithm and the attempt histograms of the pods the
 // scheduler scheduled. Every phase runs its own scheduler process with a
 // single profile, so the histograms cover exactly that phase.
-func (r *running) latency(profile string) (algorithm, attempt Histogram, err error) {
+func (r *running) latency(profile string) (algorithm, attempt histogram, err error) {
 	resp, err := r.https.Get(r.url + "/metrics")
 	if err != nil {
-		return Histogram{}, Histogram{}, fmt.Errorf("%s metrics: %w", r.proc.Name, err)
+		return histogram{}, histogram{}, fmt.Errorf("%s metrics: %w", r.proc.Name, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Histogram{}, Histogram{}, fmt.Errorf("%s metrics: %s", r.proc.Name, resp.Status)
+		return histogram{}, histogram{}, fmt.Errorf("%s metrics: %s", r.proc.Name, resp.Status)
 	}
 	families, err := parseMetrics(resp.Body)
 	if err != nil {
-		return Histogram{}, Histogram{}, fmt.Errorf("%s metrics: %w", r.proc.Name, err)
+		return histogram{}, histogram{}, fmt.Errorf("%s metrics: %w", r.proc.Name, err)
 	}
-	if algorithm, err = histogram(families, AlgorithmMetric, nil); err != nil {
-		return Histogram{}, Histogram{}, err
+	if algorithm, err = readHistogram(families, algorithmMetric, nil); err != nil {
+		return histogram{}, histogram{}, err
 	}
-	attempt, err = histogram(families, AttemptMetric, map[string]string{"profile": profile, "result": "scheduled"})
+	attempt, err = readHistogram(families, attemptMetric, map[string]string{"profile": profile, "result": "scheduled"})
 	return algorithm, attempt, err
 }
 

@@ -1,4 +1,4 @@
-package main
+package nulldriver
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func TestPages(t *testing.T) {
 		{0, 100, 1}, {1, 100, 1}, {100, 100, 1}, {101, 100, 2}, {250, 100, 3}, {250, 0, 1},
 	} {
 		t.Run(fmt.Sprintf("%d/%d", tt.objects, tt.pageSize), func(t *testing.T) {
-			d := newDriver(tt.objects, tt.objects, tt.pageSize)
+			d := New(tt.objects, tt.objects, tt.pageSize)
 			token, pages, seen := "", 0, 0
 			for {
 				resp, err := d.ListSnapshots(context.Background(), &csi.ListSnapshotsRequest{MaxEntries: int32(tt.pageSize), StartingToken: token})

@@ -15,19 +15,19 @@ import (
 // counts the time a pod waited in the queue, which with a backlog of a
 // thousand pods says more about the backlog than about the scheduler.
 const (
-	// AlgorithmMetric times the scheduling algorithm of one pod:
+	// algorithmMetric times the scheduling algorithm of one pod:
 	// PreFilter, Filter and Score, where SnapshotTopology does its work.
-	AlgorithmMetric = "scheduler_scheduling_algorithm_duration_seconds"
-	// AttemptMetric times a whole attempt up to the pod's binding, which
+	algorithmMetric = "scheduler_scheduling_algorithm_duration_seconds"
+	// attemptMetric times a whole attempt up to the pod's binding, which
 	// for a pod with a WaitForFirstConsumer claim includes VolumeBinding's
 	// PreBind wait for the volume (a one-second poll), the same with and
 	// without the plugin.
-	AttemptMetric = "scheduler_scheduling_attempt_duration_seconds"
+	attemptMetric = "scheduler_scheduling_attempt_duration_seconds"
 )
 
-// Histogram is a Prometheus histogram: cumulative counts per upper
+// histogram is a Prometheus histogram: cumulative counts per upper
 // bound, the +Inf bucket being Count.
-type Histogram struct {
+type histogram struct {
 	Bounds []float64
 	Counts []uint64
 	Count  uint64
@@ -43,21 +43,21 @@ func parseMetrics(r io.Reader) (map[string]*dto.MetricFamily, error) {
 	return families, nil
 }
 
-// histogram is the sum of the series of the histogram name whose labels
+// readHistogram is the sum of the series of the histogram name whose labels
 // include match.
-func histogram(families map[string]*dto.MetricFamily, name string, match map[string]string) (Histogram, error) {
+func readHistogram(families map[string]*dto.MetricFamily, name string, match map[string]string) (histogram, error) {
 	family, ok := families[name]
 	if !ok || family.GetType() != dto.MetricType_HISTOGRAM {
-		return Histogram{}, fmt.Errorf("no histogram %s in the metrics", name)
+		return histogram{}, fmt.Errorf("no histogram %s in the metrics", name)
 	}
-	var sum Histogram
+	var sum histogram
 	for _, m := range family.GetMetric() {
 		if !hasLabels(m, match) {
 			continue
 		}
 		var err error
-		if sum, err = sum.Add(fromProto(m.GetHistogram())); err != nil {
-			return Histogram{}, fmt.Errorf("%s: %w", name, err)
+		if sum, err = sum.add(fromProto(m.GetHistogram())); err != nil {
+			return histogram{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return sum, nil
@@ -76,8 +76,8 @@ func hasLabels(m *dto.Metric, match map[string]string) bool {
 	return found == len(match)
 }
 
-func fromProto(h *dto.Histogram) Histogram {
-	var out Histogram
+func fromProto(h *dto.Histogram) histogram {
+	var out histogram
 	for _, b := range h.GetBucket() {
 		if math.IsInf(b.GetUpperBound(), 1) {
 			continue
@@ -89,29 +89,29 @@ func fromProto(h *dto.Histogram) Histogram {
 	return out
 }
 
-// Add is the histogram of both samples; an empty histogram adds to
+// add is the histogram of both samples; an empty histogram adds to
 // anything, others need the same bounds.
-func (h Histogram) Add(o Histogram) (Histogram, error) {
+func (h histogram) add(o histogram) (histogram, error) {
 	switch {
 	case len(o.Bounds) == 0 && o.Count == 0:
 		return h, nil
 	case len(h.Bounds) == 0 && h.Count == 0:
 		return o, nil
 	case !slices.Equal(h.Bounds, o.Bounds):
-		return Histogram{}, fmt.Errorf("histograms with different buckets: %v and %v", h.Bounds, o.Bounds)
+		return histogram{}, fmt.Errorf("histograms with different buckets: %v and %v", h.Bounds, o.Bounds)
 	}
-	sum := Histogram{Bounds: h.Bounds, Counts: make([]uint64, len(h.Counts)), Count: h.Count + o.Count}
+	sum := histogram{Bounds: h.Bounds, Counts: make([]uint64, len(h.Counts)), Count: h.Count + o.Count}
 	for i := range h.Counts {
 		sum.Counts[i] = h.Counts[i] + o.Counts[i]
 	}
 	return sum, nil
 }
 
-// Quantile estimates the q-quantile (0 < q <= 1) the way Prometheus'
+// quantile estimates the q-quantile (0 < q <= 1) the way Prometheus'
 // histogram_quantile does: linear interpolation inside the bucket that
 // holds it, the first bucket starting at 0. A quantile in the +Inf bucket
 // is the highest finite bound (a lower limit); no samples give NaN.
-func (h Histogram) Quantile(q float64) float64 {
+func (h histogram) quantile(q float64) float64 {
 	if h.Count == 0 {
 		return math.NaN()
 	}

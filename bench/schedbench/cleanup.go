@@ -17,8 +17,8 @@ import (
 // protection finalizers until kube-controller-manager, at its 20 writes a
 // second, removes them; the benchmark removes them itself, or cleaning up
 // would take minutes and its writes would overlap the next round.
-func (b *Bench) cleanup(ctx context.Context) error {
-	owned := metav1.ListOptions{LabelSelector: OwnedLabel + "=true," + PhaseLabel}
+func (b *bench) cleanup(ctx context.Context) error {
+	owned := metav1.ListOptions{LabelSelector: ownedLabel + "=true," + phaseLabel}
 	core := b.Kube.CoreV1()
 	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
 	if err := core.Pods(b.Namespace).DeleteCollection(ctx, now, owned); err != nil {
@@ -28,7 +28,7 @@ func (b *Bench) cleanup(ctx context.Context) error {
 	if err := claims.DeleteCollection(ctx, metav1.DeleteOptions{}, owned); err != nil {
 		return fmt.Errorf("deleting claims: %w", err)
 	}
-	volumes := metav1.ListOptions{LabelSelector: VolumeLabel + "=true"}
+	volumes := metav1.ListOptions{LabelSelector: volumeLabel + "=true"}
 	if err := core.PersistentVolumes().DeleteCollection(ctx, metav1.DeleteOptions{}, volumes); err != nil {
 		return fmt.Errorf("deleting volumes: %w", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package csibench
 
 import (
 	"context"
@@ -140,7 +140,8 @@ type listing struct {
 
 // listAll pages through every volume (snapshots false) or snapshot, pages
 // of pageSize, decoding every entry as a CO does. Only withSize adds up
-// the bytes: sizing a page costs the client a third of decoding it.
+// the bytes: sizing a page is client work that a timed listing must not
+// include (bench/README.md, "What the client costs").
 func listAll(ctx context.Context, ctrl csi.ControllerClient, snapshots, withSize bool) (listing, error) {
 	var l listing
 	token := ""

@@ -21,35 +21,35 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// VolumeLabel marks the PersistentVolumes the binder creates.
-const VolumeLabel = "schedbench.zonepath.csi.dev/volume"
+// volumeLabel marks the PersistentVolumes the binder creates.
+const volumeLabel = "schedbench.zonepath.csi.dev/volume"
 
-// Binder stands in for a provisioner and the PV controller for claims of
-// Provisioner: when the scheduler's VolumeBinding plugin selects a node
+// binder stands in for a provisioner and the PV controller for claims of
+// provisioner: when the scheduler's VolumeBinding plugin selects a node
 // for a claim, it creates a PersistentVolume in that node's zone,
 // pre-bound to the claim, and completes the binding on both objects (the
 // fields VolumeBinding's PreBind waits for, and the statuses, so that
 // kube-controller-manager's PV controller finds nothing to write). It does
 // the same for both schedulers, so that both runs pay the same for
 // binding and neither waits on a real provisioner.
-type Binder struct {
-	Kube kubernetes.Interface
-	// Nodes are the labels of every node by name.
-	Nodes map[string]labels.Set
-	// Workers bind that many claims at a time.
-	Workers int
-	// Errors gets a line per failed binding; the claim is retried.
-	Errors io.Writer
+type binder struct {
+	kube kubernetes.Interface
+	// nodes are the labels of every node by name.
+	nodes map[string]labels.Set
+	// workers bind that many claims at a time.
+	workers int
+	// errors gets a line per failed binding; the claim is retried.
+	errors io.Writer
 	bound  atomic.Int64
 }
 
-// Bound is how many claims the binder has bound.
-func (b *Binder) Bound() int64 { return b.bound.Load() }
+// claimsBound is how many claims the binder has bound.
+func (b *binder) claimsBound() int64 { return b.bound.Load() }
 
-// Run binds claims until ctx ends.
-func (b *Binder) Run(ctx context.Context) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(b.Kube, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = OwnedLabel + "=true" }))
+// run binds claims until ctx ends.
+func (b *binder) run(ctx context.Context) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(b.kube, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = ownedLabel + "=true" }))
 	claims := factory.Core().V1().PersistentVolumeClaims()
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
 	defer queue.ShutDown()
@@ -68,7 +68,7 @@ func (b *Binder) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), claims.Informer().HasSynced) {
 		return fmt.Errorf("binder: claim informer did not sync")
 	}
-	for range b.Workers {
+	for range b.workers {
 		go b.work(ctx, queue, claims.Lister())
 	}
 	<-ctx.Done()
@@ -80,7 +80,7 @@ func needsVolume(pvc *v1.PersistentVolumeClaim) bool {
 	return pvc.Annotations[volume.AnnSelectedNode] != "" && pvc.Spec.VolumeName == "" && pvc.DeletionTimestamp == nil
 }
 
-func (b *Binder) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[types.NamespacedName],
+func (b *binder) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[types.NamespacedName],
 	lister corelisters.PersistentVolumeClaimLister) {
 	for {
 		key, quit := queue.Get()
@@ -92,7 +92,7 @@ func (b *Binder) work(ctx context.Context, queue workqueue.TypedRateLimitingInte
 			err = b.bind(ctx, pvc)
 		}
 		if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-			fmt.Fprintf(b.Errors, "binder: %s: %v\n", key, err)
+			fmt.Fprintf(b.errors, "binder: %s: %v\n", key, err)
 			queue.AddRateLimited(key)
 		} else {
 			queue.Forget(key)
@@ -105,14 +105,14 @@ func (b *Binder) work(ctx context.Context, queue workqueue.TypedRateLimitingInte
 // binds both: the volume's claimRef (with the claim's UID, so that the PV
 // controller takes it as pre-bound to exactly this claim) and status,
 // then the claim's volumeName, bind-completed annotation and status.
-func (b *Binder) bind(ctx context.Context, pvc *v1.PersistentVolumeClaim) error {
+func (b *binder) bind(ctx context.Context, pvc *v1.PersistentVolumeClaim) error {
 	node := pvc.Annotations[volume.AnnSelectedNode]
-	nodeLabels, ok := b.Nodes[node]
+	nodeLabels, ok := b.nodes[node]
 	if !ok {
 		return fmt.Errorf("selected node %s is not a node of the cluster", node)
 	}
-	pvs := b.Kube.CoreV1().PersistentVolumes()
-	pv, err := pvs.Create(ctx, Volume(pvc, nodeLabels), metav1.CreateOptions{})
+	pvs := b.kube.CoreV1().PersistentVolumes()
+	pv, err := pvs.Create(ctx, volumeFor(pvc, nodeLabels), metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		pv, err = pvs.Get(ctx, volumeName(pvc), metav1.GetOptions{})
 	}
@@ -126,7 +126,7 @@ func (b *Binder) bind(ctx context.Context, pvc *v1.PersistentVolumeClaim) error 
 		metav1.PatchOptions{}, "status"); err != nil {
 		return err
 	}
-	claims := b.Kube.CoreV1().PersistentVolumeClaims(pvc.Namespace)
+	claims := b.kube.CoreV1().PersistentVolumeClaims(pvc.Namespace)
 	spec := mergePatch(map[string]any{
 		"metadata": map[string]any{"annotations": map[string]string{volume.AnnBindCompleted: "yes"}},
 		"spec":     map[string]any{"volumeName": pv.Name}})
@@ -144,16 +144,16 @@ func (b *Binder) bind(ctx context.Context, pvc *v1.PersistentVolumeClaim) error 
 
 func volumeName(pvc *v1.PersistentVolumeClaim) string { return "schedbench-" + string(pvc.UID) }
 
-// Volume is the PersistentVolume of pvc on a node with nodeLabels: a
+// volumeFor is the PersistentVolume of pvc on a node with nodeLabels: a
 // local volume (nothing attaches it) whose nodeAffinity is the node's
 // region and zone, as a zonal provisioner would create it.
-func Volume(pvc *v1.PersistentVolumeClaim, nodeLabels labels.Set) *v1.PersistentVolume {
+func volumeFor(pvc *v1.PersistentVolumeClaim, nodeLabels labels.Set) *v1.PersistentVolume {
 	var terms []v1.NodeSelectorRequirement
 	for _, key := range []string{v1.LabelTopologyRegion, v1.LabelTopologyZone} {
 		terms = append(terms, v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpIn, Values: []string{nodeLabels[key]}})
 	}
 	return &v1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: volumeName(pvc), Labels: map[string]string{VolumeLabel: "true", OwnedLabel: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: volumeName(pvc), Labels: map[string]string{volumeLabel: "true", ownedLabel: "true"}},
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:                      pvc.Spec.Resources.Requests,
 			AccessModes:                   pvc.Spec.AccessModes,

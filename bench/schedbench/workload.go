@@ -17,38 +17,38 @@ import (
 
 // Labels of the objects the benchmark creates.
 const (
-	// PhaseLabel names the phase a pod or claim belongs to, for watching
+	// phaseLabel names the phase a pod or claim belongs to, for watching
 	// and for cleaning up.
-	PhaseLabel = "schedbench.zonepath.csi.dev/phase"
-	// SnapshotLabel names the VolumeSnapshot a snapshot pod's claim
+	phaseLabel = "schedbench.zonepath.csi.dev/phase"
+	// snapshotLabel names the VolumeSnapshot a snapshot pod's claim
 	// restores from, to check where the pod landed.
-	SnapshotLabel = "schedbench.zonepath.csi.dev/snapshot"
-	// OwnedLabel marks every object of the benchmark.
-	OwnedLabel = "schedbench.zonepath.csi.dev/owned"
+	snapshotLabel = "schedbench.zonepath.csi.dev/snapshot"
+	// ownedLabel marks every object of the benchmark.
+	ownedLabel = "schedbench.zonepath.csi.dev/owned"
 )
 
-// Provisioner is the provisioner of the benchmark's StorageClass. No
+// provisioner is the provisioner of the benchmark's StorageClass. No
 // provisioner serves it: the benchmark's binder plays one, the same way
 // for both schedulers, so that the run measures the scheduler and not a
 // provisioner (as scheduler_perf does).
-const Provisioner = "schedbench.zonepath.csi.dev"
+const provisioner = "schedbench.zonepath.csi.dev"
 
-// StorageClass is the WaitForFirstConsumer class of the snapshot pods'
+// newStorageClass is the WaitForFirstConsumer class of the snapshot pods'
 // claims. It has no allowedTopologies: the snapshot alone restricts
 // where a pod may go.
-func StorageClass(name string) *storagev1.StorageClass {
+func newStorageClass(name string) *storagev1.StorageClass {
 	return &storagev1.StorageClass{
-		ObjectMeta:        metav1.ObjectMeta{Name: name, Labels: map[string]string{OwnedLabel: "true"}},
-		Provisioner:       Provisioner,
+		ObjectMeta:        metav1.ObjectMeta{Name: name, Labels: map[string]string{ownedLabel: "true"}},
+		Provisioner:       provisioner,
 		ReclaimPolicy:     ptr.To(v1.PersistentVolumeReclaimRetain),
 		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
 	}
 }
 
-// Workload says what one phase creates.
-type Workload struct {
+// workload says what one phase creates.
+type workload struct {
 	Namespace, Phase, SchedulerName string
-	Class                           Class
+	Class                           podClass
 	Pods                            int
 	// StorageClass and Snapshots are for snapshot pods: pod i's claim
 	// restores from Snapshots[i % len(Snapshots)].
@@ -56,13 +56,13 @@ type Workload struct {
 	Snapshots    []string
 }
 
-func (w Workload) labels() map[string]string {
-	return map[string]string{PhaseLabel: w.Phase, OwnedLabel: "true"}
+func (w workload) labels() map[string]string {
+	return map[string]string{phaseLabel: w.Phase, ownedLabel: "true"}
 }
 
-// Pod is the i-th pod: a small container request, the scheduler's name,
-// and for snapshot pods the claim Claim(i).
-func (w Workload) Pod(i int) *v1.Pod {
+// pod is the i-th pod: a small container request, the scheduler's name,
+// and for snapshot pods the claim claim(i).
+func (w workload) pod(i int) *v1.Pod {
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%05d", w.Phase, w.Class, i), Namespace: w.Namespace, Labels: w.labels()},
 		Spec: v1.PodSpec{
@@ -71,20 +71,20 @@ func (w Workload) Pod(i int) *v1.Pod {
 				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m"), v1.ResourceMemory: resource.MustParse("16Mi")}}}},
 		},
 	}
-	if w.Class == Snapshot {
-		claim := w.Claim(i)
-		pod.Labels[SnapshotLabel] = claim.Labels[SnapshotLabel]
+	if w.Class == snapshotPods {
+		claim := w.claim(i)
+		pod.Labels[snapshotLabel] = claim.Labels[snapshotLabel]
 		pod.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
 			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}}}
 	}
 	return pod
 }
 
-// Claim is the claim of the i-th snapshot pod.
-func (w Workload) Claim(i int) *v1.PersistentVolumeClaim {
+// claim is the claim of the i-th snapshot pod.
+func (w workload) claim(i int) *v1.PersistentVolumeClaim {
 	snapshot := w.Snapshots[i%len(w.Snapshots)]
 	labels := w.labels()
-	labels[SnapshotLabel] = snapshot
+	labels[snapshotLabel] = snapshot
 	return &v1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-claim-%05d", w.Phase, i), Namespace: w.Namespace, Labels: labels},
 		Spec: v1.PersistentVolumeClaimSpec{
@@ -96,14 +96,14 @@ func (w Workload) Claim(i int) *v1.PersistentVolumeClaim {
 	}
 }
 
-// Create creates the phase's claims, then its pods, workers at a time.
-func (w Workload) Create(ctx context.Context, kube kubernetes.Interface, workers int) error {
-	if w.Class == Snapshot {
-		if err := createN(ctx, "claims", w.Pods, workers, w.Claim, kube.CoreV1().PersistentVolumeClaims(w.Namespace).Create); err != nil {
+// create creates the phase's claims, then its pods, workers at a time.
+func (w workload) create(ctx context.Context, kube kubernetes.Interface, workers int) error {
+	if w.Class == snapshotPods {
+		if err := createN(ctx, "claims", w.Pods, workers, w.claim, kube.CoreV1().PersistentVolumeClaims(w.Namespace).Create); err != nil {
 			return err
 		}
 	}
-	return createN(ctx, "pods", w.Pods, workers, w.Pod, kube.CoreV1().Pods(w.Namespace).Create)
+	return createN(ctx, "pods", w.Pods, workers, w.pod, kube.CoreV1().Pods(w.Namespace).Create)
 }
 
 // createN creates object(0) ... object(n-1), workers at a time.

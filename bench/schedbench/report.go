@@ -10,34 +10,34 @@ import (
 	"time"
 )
 
-// Class is the kind of pods a phase schedules.
-type Class string
+// podClass is the kind of pods a phase schedules.
+type podClass string
 
 const (
-	// Plain pods have no volumes: SnapshotTopology skips them in
+	// plainPods have no volumes: SnapshotTopology skips them in
 	// PreFilter, so their throughput shows what the plugin costs pods
 	// that do not use it.
-	Plain Class = "plain"
+	plainPods podClass = "plain"
 	// Snapshot pods each have a WaitForFirstConsumer PVC restored from a
 	// VolumeSnapshot with zonal or regional topology.
-	Snapshot Class = "snapshot"
-	// Overall is both classes of a round together.
-	Overall Class = "overall"
+	snapshotPods podClass = "snapshot"
+	// overall is both classes of a round together.
+	overall podClass = "overall"
 )
 
-// Phase is one measured phase: the pods of one class, scheduled by one
+// measured is one measured phase: the pods of one class, scheduled by one
 // scheduler process from a backlog, in one round.
-type Phase struct {
+type measured struct {
 	Scheduler string
-	Class     Class
+	Class     podClass
 	Round     int
 	// Pods is how many pods were scheduled; Elapsed is the time from the
 	// first to the last of them getting a node.
 	Pods    int
 	Elapsed time.Duration
-	// Algorithm and Attempt are the scheduler's AlgorithmMetric and
-	// AttemptMetric over the phase.
-	Algorithm, Attempt Histogram
+	// Algorithm and Attempt are the scheduler's algorithmMetric and
+	// attemptMetric over the phase.
+	Algorithm, Attempt histogram
 	// InTopology is how many snapshot pods landed on a node their
 	// snapshot's nodeAffinity admits.
 	InTopology int
@@ -52,10 +52,10 @@ func rate(intervals int, elapsed time.Duration) float64 {
 	return float64(intervals) / elapsed.Seconds()
 }
 
-// Line is one row of the table: one scheduler and class over all rounds.
-type Line struct {
+// row is one row of the table: one scheduler and class over all rounds.
+type row struct {
 	Scheduler string
-	Class     Class
+	Class     podClass
 	Rounds    int
 	// PodsPerSecond is the median over rounds.
 	PodsPerSecond float64
@@ -66,14 +66,14 @@ type Line struct {
 	Pods, InTopology int
 }
 
-// Summarize turns phases into lines, per scheduler in order of first
+// summarize turns phases into lines, per scheduler in order of first
 // appearance, the classes in the order plain, snapshot, overall; the
 // overall line of a round joins its plain and snapshot phases.
-func Summarize(phases []Phase) ([]Line, error) {
-	var out []Line
+func summarize(phases []measured) ([]row, error) {
+	var out []row
 	for _, sched := range schedulers(phases) {
-		for _, class := range []Class{Plain, Snapshot, Overall} {
-			line, err := summarize(sched, class, phases)
+		for _, class := range []podClass{plainPods, snapshotPods, overall} {
+			line, err := summarizeRow(sched, class, phases)
 			if err != nil {
 				return nil, err
 			}
@@ -85,7 +85,7 @@ func Summarize(phases []Phase) ([]Line, error) {
 	return out, nil
 }
 
-func schedulers(phases []Phase) []string {
+func schedulers(phases []measured) []string {
 	var names []string
 	for _, p := range phases {
 		if !slices.Contains(names, p.Scheduler) {
@@ -95,19 +95,19 @@ func schedulers(phases []Phase) []string {
 	return names
 }
 
-// summarize is the line of sched and class: per round the intervals and
-// time of the class (both classes for Overall), the median rate, the
+// summarizeRow is the row of sched and class: per round the intervals and
+// time of the class (both classes for overall), the median rate, the
 // merged histogram.
-func summarize(sched string, class Class, phases []Phase) (Line, error) {
+func summarizeRow(sched string, class podClass, phases []measured) (row, error) {
 	type sum struct {
 		intervals int
 		elapsed   time.Duration
 	}
 	rounds := map[int]*sum{}
-	line := Line{Scheduler: sched, Class: class}
-	var algorithm, attempt Histogram
+	line := row{Scheduler: sched, Class: class}
+	var algorithm, attempt histogram
 	for _, p := range phases {
-		if p.Scheduler != sched || (class != Overall && p.Class != class) {
+		if p.Scheduler != sched || (class != overall && p.Class != class) {
 			continue
 		}
 		r := rounds[p.Round]
@@ -118,12 +118,12 @@ func summarize(sched string, class Class, phases []Phase) (Line, error) {
 		r.intervals += p.Pods - 1
 		r.elapsed += p.Elapsed
 		var err1, err2 error
-		algorithm, err1 = algorithm.Add(p.Algorithm)
-		attempt, err2 = attempt.Add(p.Attempt)
+		algorithm, err1 = algorithm.add(p.Algorithm)
+		attempt, err2 = attempt.add(p.Attempt)
 		if err := errors.Join(err1, err2); err != nil {
-			return Line{}, fmt.Errorf("%s %s round %d: %w", sched, class, p.Round, err)
+			return row{}, fmt.Errorf("%s %s round %d: %w", sched, class, p.Round, err)
 		}
-		if p.Class == Snapshot {
+		if p.Class == snapshotPods {
 			line.Pods += p.Pods
 			line.InTopology += p.InTopology
 		}
@@ -134,7 +134,7 @@ func summarize(sched string, class Class, phases []Phase) (Line, error) {
 	}
 	line.Rounds = len(rates)
 	line.PodsPerSecond = median(rates)
-	line.P99Algorithm, line.P99Attempt = algorithm.Quantile(0.99), attempt.Quantile(0.99)
+	line.P99Algorithm, line.P99Attempt = algorithm.quantile(0.99), attempt.quantile(0.99)
 	return line, nil
 }
 
@@ -151,32 +151,32 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// Target is a minimum ratio of the throughput of one scheduler to that of
+// target is a minimum ratio of the throughput of one scheduler to that of
 // another, for one class.
-type Target struct {
-	Class Class
+type target struct {
+	Class podClass
 	Min   float64
 }
 
-// Targets are issue 14's: the plugin costs pods without snapshot-sourced
+// targets are issue 14's: the plugin costs pods without snapshot-sourced
 // PVCs at most 5% of throughput, and the whole workload at most 20%.
-var Targets = []Target{{Class: Plain, Min: 0.95}, {Class: Overall, Min: 0.8}}
+var targets = []target{{Class: plainPods, Min: 0.95}, {Class: overall, Min: 0.8}}
 
-// Verdict is a target checked.
-type Verdict struct {
-	Target
+// verdict is a target checked.
+type verdict struct {
+	target
 	Ratio float64
 	Pass  bool
 }
 
-// Check compares the lines of with and without against targets; a
+// check compares the lines of with and without against targets; a
 // target whose lines are missing fails.
-func Check(lines []Line, with, without string, targets []Target) []Verdict {
-	var out []Verdict
+func check(lines []row, with, without string, targets []target) []verdict {
+	var out []verdict
 	for _, t := range targets {
 		a, okA := find(lines, with, t.Class)
 		b, okB := find(lines, without, t.Class)
-		v := Verdict{Target: t, Ratio: math.NaN()}
+		v := verdict{target: t, Ratio: math.NaN()}
 		if okA && okB {
 			v.Ratio = a.PodsPerSecond / b.PodsPerSecond
 		}
@@ -186,30 +186,30 @@ func Check(lines []Line, with, without string, targets []Target) []Verdict {
 	return out
 }
 
-func find(lines []Line, sched string, class Class) (Line, bool) {
-	i := slices.IndexFunc(lines, func(l Line) bool { return l.Scheduler == sched && l.Class == class })
+func find(lines []row, sched string, class podClass) (row, bool) {
+	i := slices.IndexFunc(lines, func(l row) bool { return l.Scheduler == sched && l.Class == class })
 	if i < 0 {
-		return Line{}, false
+		return row{}, false
 	}
 	return lines[i], true
 }
 
-// PlacementOK says whether every snapshot pod the scheduler with the
+// placementOK says whether every snapshot pod the scheduler with the
 // plugin placed is inside its snapshot's topology: the proof that the
 // plugin was at work. With no snapshot pods it is false.
-func PlacementOK(lines []Line, with string) bool {
-	l, ok := find(lines, with, Snapshot)
+func placementOK(lines []row, with string) bool {
+	l, ok := find(lines, with, snapshotPods)
 	return ok && l.Pods > 0 && l.InTopology == l.Pods
 }
 
-// WriteTable writes the table, the verdicts, the placement check and a
+// writeTable writes the table, the verdicts, the placement check and a
 // final RESULT line, and reports whether everything passed.
-func WriteTable(w io.Writer, lines []Line, with, without string, verdicts []Verdict) bool {
+func writeTable(w io.Writer, lines []row, with, without string, verdicts []verdict) bool {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "pods\tscheduler\trounds\tpods/s (median)\tp99 algorithm\tp99 attempt\tsnapshot pods in topology")
 	for _, l := range lines {
 		placed := ""
-		if l.Class == Snapshot {
+		if l.Class == snapshotPods {
 			placed = fmt.Sprintf("%d/%d", l.InTopology, l.Pods)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\t%s\n", l.Class, l.Scheduler, l.Rounds, l.PodsPerSecond,
@@ -219,17 +219,17 @@ func WriteTable(w io.Writer, lines []Line, with, without string, verdicts []Verd
 	fmt.Fprintln(w)
 	pass := true
 	for _, v := range verdicts {
-		fmt.Fprintf(w, "%-8s pods/s %s / %s = %.3f, target >= %.2f: %s\n", v.Class, with, without, v.Ratio, v.Min, verdict(v.Pass))
+		fmt.Fprintf(w, "%-8s pods/s %s / %s = %.3f, target >= %.2f: %s\n", v.Class, with, without, v.Ratio, v.Min, passFail(v.Pass))
 		pass = pass && v.Pass
 	}
-	placed := PlacementOK(lines, with)
-	fmt.Fprintf(w, "snapshot pods of %s all inside their snapshot's topology: %s\n", with, verdict(placed))
+	placed := placementOK(lines, with)
+	fmt.Fprintf(w, "snapshot pods of %s all inside their snapshot's topology: %s\n", with, passFail(placed))
 	pass = pass && placed
-	fmt.Fprintf(w, "RESULT: %s\n", verdict(pass))
+	fmt.Fprintf(w, "RESULT: %s\n", passFail(pass))
 	return pass
 }
 
-func verdict(ok bool) string {
+func passFail(ok bool) string {
 	if ok {
 		return "PASS"
 	}

@@ -3,7 +3,6 @@ package schedbench
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -22,37 +21,19 @@ import (
 	"github.com/zonepath/zonepath/fakezones/proc"
 )
 
-// Bench runs the benchmark's phases against a running cluster whose
-// snapshots exist.
-type Bench struct {
-	Kube kubernetes.Interface
-	// Kubeconfig is what the schedulers run with.
-	Kubeconfig string
-	// BinDir holds the schedulers; Dir gets their configs and logs.
-	BinDir, Dir string
-	// Namespace is that of the snapshots, and so of the claims and pods.
-	Namespace    string
-	StorageClass string
-	// Topology is each snapshot's nodeAffinity, by VolumeSnapshot name.
-	Topology map[string][]v1.TopologySelectorTerm
-	// Nodes are the labels of every node, by name.
-	Nodes map[string]labels.Set
-	// Pods is how many pods of each class a round schedules.
-	Pods int
-	// Workers create objects that many at a time.
-	Workers int
-	// Timeout bounds one phase's scheduling.
-	Timeout time.Duration
-	Out     io.Writer
+// bench runs the benchmark's phases; storageClass is its claims' class.
+type bench struct {
+	Config
+	storageClass string
 }
 
-// Run runs rounds rounds, each scheduler once per round, and returns
+// run runs rounds rounds, each scheduler once per round, and returns
 // every phase. The order turns every other round (A B, B A, A B, ...):
 // on a shared machine the load drifts, and a fixed order would hand one
 // scheduler the same neighbour every round (and the after-effects of the
 // other's phases).
-func (b *Bench) Run(ctx context.Context, schedulers []Scheduler, rounds int) ([]Phase, error) {
-	var out []Phase
+func (b *bench) run(ctx context.Context, schedulers []scheduler, rounds int) ([]measured, error) {
+	var out []measured
 	for r := 1; r <= rounds; r++ {
 		order := slices.Clone(schedulers)
 		if r%2 == 0 {
@@ -72,20 +53,20 @@ func (b *Bench) Run(ctx context.Context, schedulers []Scheduler, rounds int) ([]
 // round schedules the plain pods, then the snapshot pods, then deletes
 // everything it created. The plain pods stay on their nodes while the
 // snapshot pods are scheduled, as a cluster's running pods do.
-func (b *Bench) round(ctx context.Context, s Scheduler, r int) (phases []Phase, err error) {
+func (b *bench) round(ctx context.Context, s scheduler, r int) (phases []measured, err error) {
 	defer func() {
 		if cerr := b.cleanup(ctx); err == nil {
 			err = cerr
 		}
 	}()
-	for _, class := range []Class{Plain, Snapshot} {
+	for _, class := range []podClass{plainPods, snapshotPods} {
 		p, err := b.phase(ctx, s, r, class)
 		if err != nil {
 			return phases, fmt.Errorf("%s pods: %w", class, err)
 		}
 		fmt.Fprintf(b.Out, "round %d  %-18s  %-8s  %d pods in %6.2fs = %6.1f pods/s  p99 algorithm %-8s attempt %-8s  load %s\n",
 			r, s.Binary, class, p.Pods, p.Elapsed.Seconds(), rate(p.Pods-1, p.Elapsed),
-			seconds(p.Algorithm.Quantile(0.99)), seconds(p.Attempt.Quantile(0.99)), Load())
+			seconds(p.Algorithm.quantile(0.99)), seconds(p.Attempt.quantile(0.99)), Load())
 		phases = append(phases, p)
 	}
 	return phases, nil
@@ -96,38 +77,38 @@ func (b *Bench) round(ctx context.Context, s Scheduler, r int) (phases []Phase, 
 // scheduler's own throughput, not the rate at which pods are created.
 // Each phase runs its own scheduler process, so its metrics cover
 // exactly that phase.
-func (b *Bench) phase(ctx context.Context, s Scheduler, round int, class Class) (Phase, error) {
-	w := Workload{Namespace: b.Namespace, Phase: fmt.Sprintf("r%d-%s", round, s.Binary), SchedulerName: s.ProfileName(),
-		Class: class, Pods: b.Pods, StorageClass: b.StorageClass, Snapshots: b.snapshotNames()}
-	watch, err := startWatch(ctx, b.Kube, b.Namespace, PhaseLabel+"="+w.Phase+","+classLabel(class))
+func (b *bench) phase(ctx context.Context, s scheduler, round int, class podClass) (measured, error) {
+	w := workload{Namespace: b.Namespace, Phase: fmt.Sprintf("r%d-%s", round, s.Binary), SchedulerName: s.profileName(),
+		Class: class, Pods: b.Pods, StorageClass: b.storageClass, Snapshots: b.snapshotNames()}
+	watch, err := startWatch(ctx, b.Kube, b.Namespace, phaseLabel+"="+w.Phase+","+classLabel(class))
 	if err != nil {
-		return Phase{}, err
+		return measured{}, err
 	}
 	defer watch.stop()
-	if err := w.Create(ctx, b.Kube, b.Workers); err != nil {
-		return Phase{}, err
+	if err := w.create(ctx, b.Kube, b.Workers); err != nil {
+		return measured{}, err
 	}
 	sched, err := s.start(ctx, b.BinDir, b.Dir, b.Kubeconfig)
 	if err != nil {
-		return Phase{}, err
+		return measured{}, err
 	}
 	defer sched.stop()
-	if err := watch.waitScheduled(ctx, b.Pods, b.Timeout); err != nil {
-		return Phase{}, fmt.Errorf("%w; last lines of %s:\n%s", err, sched.proc.Log, proc.Tail(sched.proc.Log, 15))
+	if err := watch.waitScheduled(ctx, b.Pods, b.PhaseTimeout); err != nil {
+		return measured{}, fmt.Errorf("%w; last lines of %s:\n%s", err, sched.proc.Log, proc.Tail(sched.proc.Log, 15))
 	}
-	algorithm, attempt, err := sched.latency(s.ProfileName())
+	algorithm, attempt, err := sched.latency(s.profileName())
 	if err != nil {
-		return Phase{}, err
+		return measured{}, err
 	}
-	p := Phase{Scheduler: s.Binary, Class: class, Round: round, Pods: b.Pods, Elapsed: watch.elapsed(),
+	p := measured{Scheduler: s.Binary, Class: class, Round: round, Pods: b.Pods, Elapsed: watch.elapsed(),
 		Algorithm: algorithm, Attempt: attempt}
-	if class == Snapshot {
+	if class == snapshotPods {
 		p.InTopology = watch.inTopology(b.Topology, b.Nodes)
 	}
 	return p, nil
 }
 
-func (b *Bench) snapshotNames() []string {
+func (b *bench) snapshotNames() []string {
 	var names []string
 	for name := range b.Topology {
 		names = append(names, name)
@@ -139,11 +120,11 @@ func (b *Bench) snapshotNames() []string {
 }
 
 // classLabel selects the pods of class by their snapshot label.
-func classLabel(class Class) string {
-	if class == Snapshot {
-		return SnapshotLabel
+func classLabel(class podClass) string {
+	if class == snapshotPods {
+		return snapshotLabel
 	}
-	return "!" + SnapshotLabel
+	return "!" + snapshotLabel
 }
 
 // watch records when each pod of a phase first shows a node.
@@ -186,7 +167,7 @@ func (w *watch) record(pod *v1.Pod) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, seen := w.scheduled[pod.Name]; !seen {
-		w.scheduled[pod.Name] = placed{at: now, node: pod.Spec.NodeName, snapshot: pod.Labels[SnapshotLabel]}
+		w.scheduled[pod.Name] = placed{at: now, node: pod.Spec.NodeName, snapshot: pod.Labels[snapshotLabel]}
 	}
 }
 

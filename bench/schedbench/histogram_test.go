@@ -32,24 +32,24 @@ func TestHistogram(t *testing.T) {
 		name    string
 		metric  string
 		match   map[string]string
-		want    Histogram
+		want    histogram
 		wantErr string
 	}{
-		{"one series", AttemptMetric, map[string]string{"result": "scheduled"},
-			Histogram{Bounds: bounds, Counts: []uint64{1, 3, 10}, Count: 10}, ""},
-		{"series summed", AttemptMetric, map[string]string{"profile": "bench"},
-			Histogram{Bounds: bounds, Counts: []uint64{1, 3, 12}, Count: 12}, ""},
-		{"no series matches", AttemptMetric, map[string]string{"profile": "other"}, Histogram{}, ""},
-		{"label absent from the series", AttemptMetric, map[string]string{"node": "x"}, Histogram{}, ""},
-		{"not a histogram", "scheduler_pending_pods", nil, Histogram{}, "no histogram scheduler_pending_pods"},
-		{"missing", "nope", nil, Histogram{}, "no histogram nope"},
+		{"one series", attemptMetric, map[string]string{"result": "scheduled"},
+			histogram{Bounds: bounds, Counts: []uint64{1, 3, 10}, Count: 10}, ""},
+		{"series summed", attemptMetric, map[string]string{"profile": "bench"},
+			histogram{Bounds: bounds, Counts: []uint64{1, 3, 12}, Count: 12}, ""},
+		{"no series matches", attemptMetric, map[string]string{"profile": "other"}, histogram{}, ""},
+		{"label absent from the series", attemptMetric, map[string]string{"node": "x"}, histogram{}, ""},
+		{"not a histogram", "scheduler_pending_pods", nil, histogram{}, "no histogram scheduler_pending_pods"},
+		{"missing", "nope", nil, histogram{}, "no histogram nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			families, err := parseMetrics(strings.NewReader(exposition))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := histogram(families, tc.metric, tc.match)
+			got, err := readHistogram(families, tc.metric, tc.match)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
@@ -73,20 +73,20 @@ func TestParseMetricsBadText(t *testing.T) {
 }
 
 func TestHistogramAdd(t *testing.T) {
-	a := Histogram{Bounds: []float64{1, 2}, Counts: []uint64{1, 2}, Count: 3}
+	a := histogram{Bounds: []float64{1, 2}, Counts: []uint64{1, 2}, Count: 3}
 	for _, tc := range []struct {
 		name    string
-		h, o    Histogram
-		want    Histogram
+		h, o    histogram
+		want    histogram
 		wantErr bool
 	}{
-		{"empty plus a", Histogram{}, a, a, false},
-		{"a plus empty", a, Histogram{}, a, false},
-		{"a plus a", a, a, Histogram{Bounds: []float64{1, 2}, Counts: []uint64{2, 4}, Count: 6}, false},
-		{"other buckets", a, Histogram{Bounds: []float64{1, 3}, Counts: []uint64{0, 0}, Count: 1}, Histogram{}, true},
+		{"empty plus a", histogram{}, a, a, false},
+		{"a plus empty", a, histogram{}, a, false},
+		{"a plus a", a, a, histogram{Bounds: []float64{1, 2}, Counts: []uint64{2, 4}, Count: 6}, false},
+		{"other buckets", a, histogram{Bounds: []float64{1, 3}, Counts: []uint64{0, 0}, Count: 1}, histogram{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.h.Add(tc.o)
+			got, err := tc.h.add(tc.o)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, want error %v", err, tc.wantErr)
 			}
@@ -99,10 +99,10 @@ func TestHistogramAdd(t *testing.T) {
 
 func TestQuantile(t *testing.T) {
 	// 10 samples: 1 in (0,1], 1 in (1,2], 8 in (2,4].
-	h := Histogram{Bounds: []float64{1, 2, 4}, Counts: []uint64{1, 2, 10}, Count: 10}
+	h := histogram{Bounds: []float64{1, 2, 4}, Counts: []uint64{1, 2, 10}, Count: 10}
 	for _, tc := range []struct {
 		name string
-		h    Histogram
+		h    histogram
 		q    float64
 		want float64
 	}{
@@ -110,12 +110,12 @@ func TestQuantile(t *testing.T) {
 		{"at a bucket's top", h, 0.2, 2},
 		{"interpolated in the last bucket", h, 0.6, 3},
 		{"p99", h, 0.99, 3.975},
-		{"empty buckets before", Histogram{Bounds: []float64{1, 2}, Counts: []uint64{0, 4}, Count: 4}, 0.5, 1.5},
-		{"in +Inf: the highest bound", Histogram{Bounds: []float64{1, 2}, Counts: []uint64{1, 1}, Count: 4}, 0.99, 2},
-		{"no samples", Histogram{Bounds: []float64{1}, Counts: []uint64{0}}, 0.99, math.NaN()},
+		{"empty buckets before", histogram{Bounds: []float64{1, 2}, Counts: []uint64{0, 4}, Count: 4}, 0.5, 1.5},
+		{"in +Inf: the highest bound", histogram{Bounds: []float64{1, 2}, Counts: []uint64{1, 1}, Count: 4}, 0.99, 2},
+		{"no samples", histogram{Bounds: []float64{1}, Counts: []uint64{0}}, 0.99, math.NaN()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.h.Quantile(tc.q)
+			got := tc.h.quantile(tc.q)
 			if !(math.Abs(got-tc.want) < 1e-9 || math.IsNaN(got) && math.IsNaN(tc.want)) {
 				t.Errorf("Quantile(%v) = %v, want %v", tc.q, got, tc.want)
 			}

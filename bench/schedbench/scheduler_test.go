@@ -15,11 +15,11 @@ import (
 // TestConfig loads each scheduler's config the way kube-scheduler loads
 // --config: the two must differ only in SnapshotTopology.
 func TestConfig(t *testing.T) {
-	for _, s := range Both {
+	for _, s := range both {
 		t.Run(s.Binary, func(t *testing.T) {
 			logger, _ := ktesting.NewTestContext(t)
 			path := filepath.Join(t.TempDir(), "config.yaml")
-			if err := os.WriteFile(path, []byte(s.Config("/kubeconfig")), 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(s.configYAML("/kubeconfig")), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			cfg, err := options.LoadConfigFromFile(logger, path)
@@ -29,8 +29,8 @@ func TestConfig(t *testing.T) {
 			if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
 				t.Fatalf("validating: %v", err)
 			}
-			if len(cfg.Profiles) != 1 || cfg.Profiles[0].SchedulerName != s.ProfileName() {
-				t.Fatalf("profiles = %+v, want one named %s", cfg.Profiles, s.ProfileName())
+			if len(cfg.Profiles) != 1 || cfg.Profiles[0].SchedulerName != s.profileName() {
+				t.Fatalf("profiles = %+v, want one named %s", cfg.Profiles, s.profileName())
 			}
 			enabled := slices.ContainsFunc(cfg.Profiles[0].Plugins.MultiPoint.Enabled,
 				func(p config.Plugin) bool { return p.Name == "SnapshotTopology" })

@@ -3,8 +3,8 @@
 // BenchmarkSchedulerThroughput is make bench-scheduler: it starts a
 // fake-zones cluster from the binaries in ZONEPATH_BIN and fails when a
 // target of issue 14 is missed. Flags after -args size it. A benchmark,
-// not a test, so that the cluster tests (go test -tags livecluster, which
-// make conformance runs) leave it out: it runs with -bench only, once
+// not a test, so that a run of the cluster tests (go test -tags
+// livecluster) leaves it out: it runs with -bench only, once
 // (-benchtime=1x), its rounds being its repetitions.
 package schedbench_test
 
@@ -22,10 +22,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/zonepath/zonepath/bench/schedbench"
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/fakezones/clustertest"
 	"github.com/zonepath/zonepath/fakezones/objects"
-	"github.com/zonepath/zonepath/fakezones/schedbench"
 	"github.com/zonepath/zonepath/fakezones/spec"
 )
 
@@ -58,33 +58,14 @@ func BenchmarkSchedulerThroughput(b *testing.B) {
 	topology := snapshots(t, c)
 	fmt.Printf("snapshots: %d (a zonal one per zone, a regional one per region) in %s\n", len(topology), time.Since(t0).Round(time.Second))
 
-	class := schedbench.StorageClass("schedbench")
-	if _, err := kube.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binder := &schedbench.Binder{Kube: kube, Nodes: nodeLabels, Workers: *binders, Errors: os.Stderr}
-	go func() {
-		// Without the binder the snapshot phase times out; say why.
-		if err := binder.Run(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "binder stopped:", err)
-		}
-	}()
-
-	bench := &schedbench.Bench{Kube: kube, Kubeconfig: c.Kubeconfig, BinDir: clustertest.BinDir(t), Dir: t.TempDir(),
-		Namespace: clustertest.Namespace, StorageClass: class.Name, Topology: topology, Nodes: nodeLabels,
-		Pods: *pods, Workers: *workers, Timeout: *timeout, Out: os.Stdout}
-	phases, err := bench.Run(ctx, schedbench.Both, *rounds)
+	pass, err := schedbench.Run(ctx, schedbench.Config{Kube: kube, Kubeconfig: c.Kubeconfig, BinDir: clustertest.BinDir(t),
+		Dir: t.TempDir(), Namespace: clustertest.Namespace, Topology: topology, Nodes: nodeLabels,
+		Regions: *regions, Zones: *zones, Pods: *pods, Rounds: *rounds, Workers: *workers, Binders: *binders,
+		PhaseTimeout: *timeout, Out: os.Stdout, Errors: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := schedbench.Summarize(phases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	with, without := schedbench.Both[0].Binary, schedbench.Both[1].Binary
-	fmt.Printf("\n%d nodes, %d zones in %d regions; per round %d plain + %d snapshot pods; %d rounds; %d claims bound; load %s\n",
-		len(nodeLabels), *zones, *regions, *pods, *pods, *rounds, binder.Bound(), schedbench.Load())
-	if !schedbench.WriteTable(os.Stdout, lines, with, without, schedbench.Check(lines, with, without, schedbench.Targets)) {
+	if !pass {
 		t.Fail()
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package csibench
 
 import (
 	"context"
@@ -41,9 +41,9 @@ type measurement func(ctx context.Context, t target, n, conc, round int, res res
 
 // measurements: creates then deletes of what they made (so every round
 // starts at n objects), then complete listings.
-func (c config) measurements() []measurement {
-	perRound := max(c.createOps/c.rounds, 1)
-	listFor := c.listTime / time.Duration(c.rounds)
+func (c Config) measurements() []measurement {
+	perRound := max(c.CreateOps/c.Rounds, 1)
+	listFor := c.ListTime / time.Duration(c.Rounds)
 	return []measurement{
 		c.writes("CreateVolume", "DeleteVolume", false, perRound),
 		c.writes("CreateSnapshot", "DeleteSnapshot", true, perRound),
@@ -52,7 +52,7 @@ func (c config) measurements() []measurement {
 	}
 }
 
-func (c config) writes(create, del string, snapshots bool, ops int) measurement {
+func (c Config) writes(create, del string, snapshots bool, ops int) measurement {
 	return func(ctx context.Context, t target, n, conc, round int, res results) error {
 		ids := make(idsByWorker, conc)
 		var sources []string

@@ -1,22 +1,10 @@
 #!/usr/bin/env bash
-# make bench: the driver over its CSI socket (hack/csibench), then the
-# SnapshotTopology scheduler plugin's Filter.
-#
-# csibench runs bin/zonepath and hack/nulldriver (the same RPCs answered
-# from precomputed responses of the same shapes: the transport's limit
-# here) as processes, at 1k and 10k volumes+snapshots and concurrency 1
-# and 8, one shared client connection per driver. It prints ops/s, p50 and
-# p99 of CreateVolume, DeleteVolume, CreateSnapshot, DeleteSnapshot and
-# complete paged ListVolumes/ListSnapshots (max_entries=100) beside the
-# null driver's, and checks (hack/csibench/report.go):
-#   - a complete listing at 10k costs zonepath <= 1.5x the null driver;
-#   - zonepath's cost per listed entry at 10k <= 1.5x its cost at 1k;
-#   - CreateVolume and CreateSnapshot at 10k objects >= 700/s at
-#     concurrency 1 and >= 1,500/s at concurrency 8 (every write fsynced).
-# Its output goes to _output/bench.txt too. CSIBENCH_FLAGS adds flags
-# (e.g. "--create-ops 3000 --list-time 3s"). The in-process benchmarks of
-# driver/plugin/bench_test.go are for profiling (go test -cpuprofile);
-# this script no longer runs them.
+# make bench: the driver over its CSI socket against the null driver
+# (bench/csibench, bench/nulldriver), then the SnapshotTopology scheduler
+# plugin's Filter; fails when a target is missed. What each measures, the
+# targets and the latest figures: bench/README.md. Output also in
+# _output/bench.txt (csibench) and _output/bench-filter.txt (Filter).
+# CSIBENCH_FLAGS adds csibench flags (e.g. "--create-ops 3000 --list-time 3s").
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -24,10 +12,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mkdir -p _output/bench
 OUT=_output/bench.txt
 go build -o _output/bench/zonepath ./driver/cmd/zonepath
-go build -o _output/bench/nulldriver ./hack/nulldriver
+go build -o _output/bench/nulldriver ./bench/cmd/nulldriver
 echo "+ csibench (load: $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$OUT"
 # shellcheck disable=SC2086 # CSIBENCH_FLAGS is a list of flags
-go run ./hack/csibench --driver _output/bench/zonepath --null-driver _output/bench/nulldriver \
+go run ./bench/cmd/csibench --driver _output/bench/zonepath --null-driver _output/bench/nulldriver \
 	${CSIBENCH_FLAGS:-} 2>&1 | tee -a "$OUT" || result=1
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
 
