@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/zonepath/zonepath/bench/internal/stats"
 )
 
 // The targets of issue 14, checked on the table's numbers.
@@ -27,17 +29,12 @@ var (
 	listRPCs = []string{"ListVolumes", "ListSnapshots"}
 )
 
-// rate is the median of the rounds' ops/s: a burst of load from
-// elsewhere on the machine that slows one round does not move it.
+// rate is the median of the rounds' ops/s; 0 when unmeasured.
 func (s *sample) rate() float64 {
 	if s == nil || len(s.rates) == 0 {
 		return 0
 	}
-	r := slices.Sorted(slices.Values(s.rates))
-	if len(r)%2 == 1 {
-		return r[len(r)/2]
-	}
-	return (r[len(r)/2-1] + r[len(r)/2]) / 2
+	return stats.Median(s.rates)
 }
 
 // quantile q of the latencies (nearest rank).

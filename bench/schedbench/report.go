@@ -8,6 +8,8 @@ import (
 	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/zonepath/zonepath/bench/internal/stats"
 )
 
 // podClass is the kind of pods a phase schedules.
@@ -133,22 +135,9 @@ func summarizeRow(sched string, class podClass, phases []measured) (row, error) 
 		rates = append(rates, rate(r.intervals, r.elapsed))
 	}
 	line.Rounds = len(rates)
-	line.PodsPerSecond = median(rates)
+	line.PodsPerSecond = stats.Median(rates)
 	line.P99Algorithm, line.P99Attempt = algorithm.quantile(0.99), attempt.quantile(0.99)
 	return line, nil
-}
-
-// median of xs; NaN for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
 }
 
 // target is a minimum ratio of the throughput of one scheduler to that of

@@ -65,24 +65,6 @@ func TestSummarizeRefusesMixedBuckets(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	for _, tc := range []struct {
-		xs   []float64
-		want float64
-	}{
-		{[]float64{3}, 3},
-		{[]float64{5, 1, 3}, 3},
-		{[]float64{4, 1, 3, 2}, 2.5},
-	} {
-		if got := median(tc.xs); got != tc.want {
-			t.Errorf("median(%v) = %v, want %v", tc.xs, got, tc.want)
-		}
-	}
-	if !math.IsNaN(median(nil)) {
-		t.Error("median of nothing is not NaN")
-	}
-}
-
 func TestCheckAndTable(t *testing.T) {
 	line := func(sched string, class podClass, rate float64, pods, in int) row {
 		return row{Scheduler: sched, Class: class, Rounds: 1, PodsPerSecond: rate, P99Algorithm: 0.004, P99Attempt: 1.5, Pods: pods, InTopology: in}
