@@ -1,8 +1,10 @@
 package csibench
 
 import (
+	"context"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -87,5 +89,23 @@ func TestRateIsTheMedianRound(t *testing.T) {
 	}
 	if got := (*sample)(nil).rate(); got != 0 {
 		t.Errorf("no sample: rate %v, want 0", got)
+	}
+}
+
+// TestRunRefusesIncompleteConfig: a config that cannot measure fails
+// before any driver starts.
+func TestRunRefusesIncompleteConfig(t *testing.T) {
+	full := Config{Driver: "zonepath", NullDriver: "nulldriver", Objects: []int{1}, Concurrency: []int{1}, Rounds: 1}
+	for name, change := range map[string]func(*Config){
+		"no null driver": func(c *Config) { c.NullDriver = "" },
+		"no rounds":      func(c *Config) { c.Rounds = 0 },
+		"no objects":     func(c *Config) { c.Objects = nil },
+		"no concurrency": func(c *Config) { c.Concurrency = nil },
+	} {
+		c := full
+		change(&c)
+		if _, err := Run(context.Background(), c, io.Discard); err == nil || !strings.Contains(err.Error(), "required") {
+			t.Errorf("%s: error %v, want one saying what is required", name, err)
+		}
 	}
 }
