@@ -25,13 +25,13 @@ import (
 const volumeLabel = "schedbench.zonepath.csi.dev/volume"
 
 // binder stands in for a provisioner and the PV controller for claims of
-// provisioner: when the scheduler's VolumeBinding plugin selects a node
-// for a claim, it creates a PersistentVolume in that node's zone,
-// pre-bound to the claim, and completes the binding on both objects (the
-// fields VolumeBinding's PreBind waits for, and the statuses, so that
-// kube-controller-manager's PV controller finds nothing to write). It does
-// the same for both schedulers, so that both runs pay the same for
-// binding and neither waits on a real provisioner.
+// the benchmark's provisioner: when the scheduler's VolumeBinding plugin
+// selects a node for a claim, it creates a PersistentVolume in that
+// node's zone, pre-bound to the claim, and completes the binding on both
+// objects (the fields VolumeBinding's PreBind waits for, and the
+// statuses, so that kube-controller-manager's PV controller finds nothing
+// to write). It does the same for both schedulers, so that both runs pay
+// the same for binding and neither waits on a real provisioner.
 type binder struct {
 	kube kubernetes.Interface
 	// nodes are the labels of every node by name.
