@@ -111,16 +111,16 @@ actionlint:
 sanity: build
 	hack/sanity.sh
 
-## bench: the driver over its CSI socket against a null driver (hack/csibench,
-## hack/nulldriver) at 1k and 10k objects, concurrency 1 and 8, and the
+## bench: the driver over its CSI socket against a null driver (bench/csibench,
+## bench/nulldriver) at 1k and 10k objects, concurrency 1 and 8, and the
 ## scheduler plugin's Filter over 5,000 nodes; fails when a target is missed
-## (hack/bench.sh). A few minutes; output in _output/bench.txt.
+## (bench/bench.sh, bench/README.md). A few minutes; output in _output/bench.txt.
 bench:
-	hack/bench.sh
+	bench/bench.sh
 
 ## bench-scheduler: scheduler throughput (pods/s, p99 scheduling attempt) of
 ## zonepath-scheduler with SnapshotTopology against upstream kube-scheduler,
-## on a fake-zones cluster (fakezones/schedbench); fails when a target of
+## on a fake-zones cluster (bench/schedbench); fails when a target of
 ## issue 14 is missed. Output also in _output/bench-scheduler.txt. Smaller:
 ## make bench-scheduler BENCH_SCHEDULER_FLAGS="-zones 9 -nodes 270 -pods 300"
 BENCH_SCHEDULER_FLAGS ?=
@@ -128,7 +128,7 @@ BENCH_SCHEDULER_FLAGS ?=
 bench-scheduler: build components
 	@mkdir -p $(OUT)
 	ZONEPATH_BIN=$(BIN) bash -o pipefail -c '$(GO) test -tags livecluster -count=1 -timeout 60m \
-		-run "^$$" -bench "^BenchmarkSchedulerThroughput$$" -benchtime=1x -v ./fakezones/schedbench -args $(BENCH_SCHEDULER_FLAGS) \
+		-run "^$$" -bench "^BenchmarkSchedulerThroughput$$" -benchtime=1x -v ./bench/schedbench -args $(BENCH_SCHEDULER_FLAGS) \
 		2>&1 | tee $(OUT)/bench-scheduler.txt'
 
 ## conformance: the main job. Conformance of the built-in driver on its own

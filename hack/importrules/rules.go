@@ -47,6 +47,8 @@ var Rules = map[string]Rule{
 		Why: "manifests are checked against the scheduler's args and the driver's topology"},
 	"kind": {Tests: []string{"driver/world"},
 		Why: "kind's tools turn configs into clusters and share no code with what runs on them; a test checks the config against the driver's topology file"},
+	"bench": {Code: []string{"driver/drivertest", "controllers/snapshotapi", "fakezones", "internal"},
+		Why: "benchmarks time our binaries over their sockets and the API: the driver only through drivertest's requests; no other folder imports bench"},
 	"hack": {Any: true, Why: "build and release tooling"},
 }
 

@@ -46,6 +46,12 @@ func TestCheck(t *testing.T) {
 		{"kind's tests may read the driver's topology", map[string]string{"kind/cmd/kindconfig/config_test.go": imp("driver/world")}, nil},
 		{"fake zones importing a checker", map[string]string{"fakezones/cluster/rbac.go": imp("deploy/rbaccheck")},
 			[]string{"fakezones/cluster/rbac.go imports " + Module + "/deploy/rbaccheck"}},
+		{"bench linking the driver's plugin in", map[string]string{"bench/csibench/load.go": imp("driver/plugin")},
+			[]string{"bench/csibench/load.go imports " + Module + "/driver/plugin"}},
+		{"bench through drivertest and the harness", map[string]string{
+			"bench/csibench/load.go": imp("driver/drivertest"), "bench/schedbench/x_test.go": imp("fakezones/clustertest")}, nil},
+		{"fakezones importing bench", map[string]string{"fakezones/cluster/c.go": imp("bench/schedbench")},
+			[]string{"fakezones/cluster/c.go imports " + Module + "/bench/schedbench"}},
 		{"hack may import anything", map[string]string{"hack/x/x.go": imp("e2e/driverext")}, nil},
 		{"itself", map[string]string{"controllers/a/a.go": imp("controllers/b")}, nil},
 		{"other modules and testdata are skipped", map[string]string{
