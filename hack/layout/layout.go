@@ -1,0 +1,152 @@
+package layout
+
+import (
+	"bufio"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"maps"
+	"os"
+	"os/exec"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// codeSpan is a backticked name in a table cell: `driver/`, `controllers/cmd/*`.
+var codeSpan = regexp.MustCompile("`([^`]+)`")
+
+// FirstColumn returns the names in the first cell of every row of the
+// Markdown table whose header row begins with header ("| folder |"), in
+// order: each backticked name in the cell, without a trailing slash.
+func FirstColumn(markdown, header string) ([]string, error) {
+	var names []string
+	inTable, found := false, false
+	sc := bufio.NewScanner(strings.NewReader(markdown))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, header):
+			inTable, found = true, true
+		case inTable && !strings.HasPrefix(line, "|"):
+			inTable = false
+		case inTable && !strings.HasPrefix(line, "|---"):
+			cell, _, _ := strings.Cut(strings.TrimPrefix(line, "|"), "|")
+			for _, m := range codeSpan.FindAllStringSubmatch(cell, -1) {
+				names = append(names, strings.TrimSuffix(m[1], "/"))
+			}
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("no table with header %q", header)
+	}
+	return names, sc.Err()
+}
+
+// Diff compares the names a table gives with the folders of the tree. A
+// name may end in "/*" for every folder below it ("controllers/cmd/*"),
+// which must match at least one. It returns the folders the table leaves
+// out and the names that match nothing.
+func Diff(names, folders []string) (missing, unknown []string) {
+	covered := map[string]bool{}
+	for _, n := range names {
+		matched := false
+		for _, f := range folders {
+			if n == f || (strings.HasSuffix(n, "/*") && path.Dir(f) == strings.TrimSuffix(n, "/*")) {
+				covered[f], matched = true, true
+			}
+		}
+		if !matched {
+			unknown = append(unknown, n)
+		}
+	}
+	for _, f := range folders {
+		if !covered[f] {
+			missing = append(missing, f)
+		}
+	}
+	return missing, unknown
+}
+
+// TrackedFiles are the files git tracks below root, slash-separated.
+func TrackedFiles(root string) ([]string, error) {
+	out, err := exec.Command("git", "-C", root, "ls-files").Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files in %s: %w", root, err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// TopFolders are the top-level folders holding a tracked file.
+func TopFolders(files []string) []string {
+	set := map[string]bool{}
+	for _, f := range files {
+		if top, _, ok := strings.Cut(f, "/"); ok {
+			set[top] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// GoPackages are the folders holding tracked Go files of this module:
+// not testdata, not a folder below another module's go.mod.
+func GoPackages(files []string) []string {
+	modules := map[string]bool{}
+	for _, f := range files {
+		if path.Base(f) == "go.mod" && f != "go.mod" {
+			modules[path.Dir(f)] = true
+		}
+	}
+	set := map[string]bool{}
+	for _, f := range files {
+		dir := path.Dir(f)
+		if strings.HasSuffix(f, ".go") && dir != "." && !strings.Contains("/"+dir+"/", "/testdata/") && !below(dir, modules) {
+			set[dir] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func below(dir string, modules map[string]bool) bool {
+	for d := dir; d != "."; d = path.Dir(d) {
+		if modules[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// MainPackages are the packages among pkgs whose non-test files are
+// package main.
+func MainPackages(root string, files []string) ([]string, error) {
+	set := map[string]bool{}
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".go") || strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		parsed, err := parser.ParseFile(token.NewFileSet(), path.Join(root, f), nil, parser.PackageClauseOnly)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue // tracked but deleted in the working tree
+			}
+			return nil, err
+		}
+		if parsed.Name.Name == "main" {
+			set[path.Dir(f)] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set)), nil
+}
+
+// OffConvention are the main packages not at <area>/cmd/<name>.
+func OffConvention(mains []string) []string {
+	var out []string
+	for _, m := range mains {
+		parts := strings.Split(m, "/")
+		if len(parts) != 3 || parts[1] != "cmd" {
+			out = append(out, m)
+		}
+	}
+	return out
+}

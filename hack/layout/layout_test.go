@@ -1,0 +1,128 @@
+package layout
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const root = "../.."
+
+// The tables and their headers, as README.md and ARCHITECTURE.md write them.
+var tables = []struct {
+	file, header string
+	folders      func(files []string) []string
+}{
+	{"README.md", "| folder |", TopFolders},
+	{"ARCHITECTURE.md", "| package |", GoPackages},
+}
+
+// TestTablesMatchTree fails when README's folder table or ARCHITECTURE's
+// package table names a folder that does not exist or leaves one out.
+func TestTablesMatchTree(t *testing.T) {
+	files, err := TrackedFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tables {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(root, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			names, err := FirstColumn(string(data), tc.header)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.file, err)
+			}
+			missing, unknown := Diff(names, tc.folders(files))
+			for _, m := range missing {
+				t.Errorf("%s's table %q leaves out %s", tc.file, tc.header, m)
+			}
+			for _, u := range unknown {
+				t.Errorf("%s's table %q names %s, which does not exist", tc.file, tc.header, u)
+			}
+		})
+	}
+}
+
+// TestBinariesFollowConvention fails when a main package lives anywhere
+// but <area>/cmd/<name>.
+func TestBinariesFollowConvention(t *testing.T) {
+	files, err := TrackedFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mains, err := MainPackages(root, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mains) == 0 {
+		t.Fatal("no main package found: the walk is broken")
+	}
+	for _, m := range OffConvention(mains) {
+		t.Errorf("main package %s: binaries live at <area>/cmd/<name>", m)
+	}
+}
+
+func TestFirstColumn(t *testing.T) {
+	md := strings.Join([]string{
+		"text",
+		"| folder | what |",
+		"|---|---|",
+		"| [`driver/`](driver/README.md) | the driver, not `hack/` |",
+		"| `a/cmd/*`, `b` | two |",
+		"",
+		"| other | x |",
+		"| `c` | not this table |",
+	}, "\n")
+	got, err := FirstColumn(md, "| folder |")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"driver", "a/cmd/*", "b"}; !slices.Equal(got, want) {
+		t.Errorf("FirstColumn = %q, want %q", got, want)
+	}
+	if _, err := FirstColumn(md, "| package |"); err == nil {
+		t.Error("FirstColumn of a missing table: no error")
+	}
+}
+
+func TestDiff(t *testing.T) {
+	folders := []string{"a", "a/cmd/x", "a/cmd/y", "b"}
+	tests := []struct {
+		name             string
+		names            []string
+		missing, unknown []string
+	}{
+		{"all named", []string{"a", "a/cmd/x", "a/cmd/y", "b"}, nil, nil},
+		{"a wildcard covers cmd", []string{"a", "a/cmd/*", "b"}, nil, nil},
+		{"one left out", []string{"a", "a/cmd/*"}, []string{"b"}, nil},
+		{"one that does not exist", []string{"a", "a/cmd/*", "b", "c"}, nil, []string{"c"}},
+		{"a wildcard matching nothing", []string{"a", "a/cmd/*", "b", "b/cmd/*"}, nil, []string{"b/cmd/*"}},
+		{"a prefix is not the folder", []string{"a/cmd", "b"}, []string{"a", "a/cmd/x", "a/cmd/y"}, []string{"a/cmd"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			missing, unknown := Diff(tc.names, folders)
+			if !slices.Equal(missing, tc.missing) || !slices.Equal(unknown, tc.unknown) {
+				t.Errorf("Diff = missing %q unknown %q, want %q %q", missing, unknown, tc.missing, tc.unknown)
+			}
+		})
+	}
+}
+
+func TestGoPackagesAndConvention(t *testing.T) {
+	files := []string{"go.mod", "a/x.go", "a/testdata/t.go", "hack/components/etcd/go.mod", "hack/components/etcd/tools.go",
+		"a/cmd/tool/main.go", "b/tool/main.go", "README.md"}
+	if got, want := GoPackages(files), []string{"a", "a/cmd/tool", "b/tool"}; !slices.Equal(got, want) {
+		t.Errorf("GoPackages = %q, want %q", got, want)
+	}
+	if got, want := TopFolders(files), []string{"a", "b", "hack"}; !slices.Equal(got, want) {
+		t.Errorf("TopFolders = %q, want %q", got, want)
+	}
+	if got, want := OffConvention([]string{"a/cmd/tool", "b/tool", "c/cmd/x/y"}), []string{"b/tool", "c/cmd/x/y"}; !slices.Equal(got, want) {
+		t.Errorf("OffConvention = %q, want %q", got, want)
+	}
+}
