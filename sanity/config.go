@@ -204,27 +204,14 @@ func (f *Flags) Config() (Config, error) {
 		}
 		c.ExhaustedSegment = seg
 	}
-	if f.exhaustAfter != 0 {
-		c.ExhaustAfter = f.exhaustAfter
-	}
-	if f.lift != "" {
-		c.LiftCommand = f.lift
-	}
-	if f.liftTimeout != 0 {
-		c.LiftTimeout.Duration = f.liftTimeout
-	}
-	if f.incompatible != "" {
-		c.IncompatibleRequirements = f.incompatible
-	}
-	if f.attachLimit != 0 {
-		c.AttachLimit = f.attachLimit
-	}
-	if f.outage != "" {
-		c.OutageCommand = f.outage
-	}
-	if f.recover != "" {
-		c.RecoverCommand = f.recover
-	}
+	// A flag given overrides the file; one left at its zero value does not.
+	override(&c.ExhaustAfter, f.exhaustAfter)
+	override(&c.LiftCommand, f.lift)
+	override(&c.LiftTimeout.Duration, f.liftTimeout)
+	override(&c.IncompatibleRequirements, f.incompatible)
+	override(&c.AttachLimit, f.attachLimit)
+	override(&c.OutageCommand, f.outage)
+	override(&c.RecoverCommand, f.recover)
 	if f.wide != "" {
 		params, err := parseSegment(f.wide)
 		if err != nil {
@@ -264,4 +251,12 @@ func parseSegment(v string) (map[string]string, error) {
 		seg[k] = val
 	}
 	return seg, nil
+}
+
+// override sets *dst to v unless v is its type's zero value.
+func override[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -70,23 +71,9 @@ func (t *table) add(tc reporters.JUnitTestCase) {
 	}
 }
 
-func (t *table) names() []string {
-	names := make([]string, 0, len(t.suites))
-	for n := range t.suites {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func (t *table) names() []string { return slices.Sorted(maps.Keys(t.suites)) }
 
-func (t *table) skipReasons() []string {
-	reasons := make([]string, 0, len(t.skips))
-	for r := range t.skips {
-		reasons = append(reasons, r)
-	}
-	slices.Sort(reasons)
-	return reasons
-}
+func (t *table) skipReasons() []string { return slices.Sorted(maps.Keys(t.skips)) }
 
 func (t *table) total() counts {
 	var all counts
