@@ -2,7 +2,6 @@ package snapshotter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -65,7 +64,7 @@ func (s *Snapshotter) patchIfAbsent(ctx context.Context, name string, terms []v1
 		logger.V(2).Info("Keeping the nodeAffinity already set", "nodeAffinity", existing, "driverTopology", terms)
 		return nil
 	}
-	patch, err := guardedPatch(terms, content.GetResourceVersion())
+	patch, err := snapshotapi.NodeAffinityPatch(terms, content.GetResourceVersion())
 	if err != nil {
 		return err
 	}
@@ -74,19 +73,4 @@ func (s *Snapshotter) patchIfAbsent(ctx context.Context, name string, terms []v1
 	}
 	logger.V(2).Info("Recorded nodeAffinity", "nodeAffinity", terms)
 	return nil
-}
-
-// guardedPatch is snapshotapi.NodeAffinityPatch plus
-// metadata.resourceVersion, which the API server checks before applying.
-func guardedPatch(terms []v1.TopologySelectorTerm, resourceVersion string) ([]byte, error) {
-	raw, err := snapshotapi.NodeAffinityPatch(terms)
-	if err != nil {
-		return nil, err
-	}
-	var patch map[string]any
-	if err := json.Unmarshal(raw, &patch); err != nil {
-		return nil, err
-	}
-	patch["metadata"] = map[string]any{"resourceVersion": resourceVersion}
-	return json.Marshal(patch)
 }
