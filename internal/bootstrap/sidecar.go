@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"regexp"
-	"strings"
 
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	"github.com/spf13/pflag"
@@ -120,19 +118,6 @@ func (s *Sidecar) leaderElection(restConfig *rest.Config) (*LeaderElection, erro
 	le.RenewDeadline = s.Flags.LeaderElectionRenewDeadline
 	le.RetryPeriod = s.Flags.LeaderElectionRetryPeriod
 	return le, nil
-}
-
-var notInName = regexp.MustCompile("[^a-zA-Z0-9-]")
-
-// LockName is name as a Lease name, spelled as csi-lib-utils spells it:
-// other characters than letters, digits and "-" become "-", and a name
-// ending in "-" gets an "X".
-func LockName(name string) string {
-	name = notInName.ReplaceAllString(name, "-")
-	if strings.HasSuffix(name, "-") {
-		name += "X"
-	}
-	return name
 }
 
 // healthHandler answers ok, or 500 with the reason when the lease held

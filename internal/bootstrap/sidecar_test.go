@@ -144,18 +144,6 @@ current-context: c
 	}
 }
 
-func TestLockName(t *testing.T) {
-	for in, want := range map[string]string{
-		"zonepath-csi-dev": "zonepath-csi-dev",
-		"external-snapshotter-leader-zonepath.csi.dev": "external-snapshotter-leader-zonepath-csi-dev",
-		"driver/with_underscore.":                      "driver-with-underscore-X",
-	} {
-		if got := LockName(in); got != want {
-			t.Errorf("LockName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 type fakeSyncer map[reflect.Type]bool
 
 func (f fakeSyncer) WaitForCacheSync(stop <-chan struct{}) map[reflect.Type]bool {
