@@ -28,7 +28,7 @@ const (
 )
 
 // modifyLoop applies VolumeAttributesClasses to the volumes of claims
-// (doc.go, "ModifyVolume"). It shares the Controller's claim and volume
+// (controllers/README.md, "ModifyVolume, step by step"). It shares the Controller's claim and volume
 // caches, clientset and recorder, and has its own queue, so that a slow
 // modification never delays an expansion or the other way round.
 type modifyLoop struct {

@@ -73,7 +73,7 @@ type Controller struct {
 
 // NewController wires upstream's sidecar controller to snap. Extra create
 // metadata is always on, so that snap learns the content's name; snap
-// hides it from the driver unless asked (package doc). Group snapshots
+// hides it from the driver unless asked (controllers/README.md). Group snapshots
 // run when o.GroupSnapshots says so, through upstream's GroupSnapshotter,
 // and with KEP-5943 on their members' contents get nodeAffinity
 // (members.go). It gives snap the event recorder for its Warning events on

@@ -18,8 +18,8 @@ import (
 	"github.com/zonepath/zonepath/controllers/topology"
 )
 
-// pinnedRequirement is the requirement of this attempt (package doc,
-// "Pinned requirements"). A content with a pin repeats the attempt that
+// pinnedRequirement is the requirement of this attempt
+// (controllers/README.md, "Pinned requirements: no orphan on retry"). A content with a pin repeats the attempt that
 // wrote it, unless this process saw that attempt's CreateSnapshot end in a
 // final error, or in RESOURCE_EXHAUSTED under a pin it wrote itself and
 // whose every attempt it saw answered (settle): then nothing of it exists

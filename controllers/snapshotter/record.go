@@ -22,7 +22,8 @@ import (
 const recordTimeout = 30 * time.Second
 
 // record writes the driver's accessible_topology to the content's
-// spec.nodeAffinity unless the content already has one (package doc).
+// spec.nodeAffinity unless the content already has one
+// (controllers/README.md, "Recording accessible_topology").
 func (s *Snapshotter) record(ctx context.Context, target *createTarget, segments []*csi.Topology) error {
 	terms, err := topology.FromCSI(segments)
 	if err != nil {
