@@ -28,9 +28,10 @@ const (
 )
 
 // modifyLoop applies VolumeAttributesClasses to the volumes of claims
-// (controllers/README.md, "ModifyVolume, step by step"). It shares the Controller's claim and volume
-// caches, clientset and recorder, and has its own queue, so that a slow
-// modification never delays an expansion or the other way round.
+// (controllers/README.md, "ModifyVolume, step by step"). It shares the
+// Controller's claim and volume caches, clientset and recorder, and has
+// its own queue, so that a slow modification never delays an expansion or
+// the other way round.
 type modifyLoop struct {
 	c        *Controller
 	modifier Modifier

@@ -26,24 +26,25 @@ func (Identity) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, e
 
 // ServiceCapabilities is a GetPluginCapabilities answer listing services.
 func ServiceCapabilities(services ...csi.PluginCapability_Service_Type) *csi.GetPluginCapabilitiesResponse {
-	rsp := &csi.GetPluginCapabilitiesResponse{}
-	for _, s := range services {
-		rsp.Capabilities = append(rsp.Capabilities, &csi.PluginCapability{
-			Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: s}},
-		})
-	}
-	return rsp
+	return &csi.GetPluginCapabilitiesResponse{Capabilities: each(services, func(s csi.PluginCapability_Service_Type) *csi.PluginCapability {
+		return &csi.PluginCapability{Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: s}}}
+	})}
 }
 
 // ControllerCapabilities is a ControllerGetCapabilities answer listing rpcs.
 func ControllerCapabilities(rpcs ...csi.ControllerServiceCapability_RPC_Type) *csi.ControllerGetCapabilitiesResponse {
-	rsp := &csi.ControllerGetCapabilitiesResponse{}
-	for _, r := range rpcs {
-		rsp.Capabilities = append(rsp.Capabilities, &csi.ControllerServiceCapability{
-			Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: r}},
-		})
+	return &csi.ControllerGetCapabilitiesResponse{Capabilities: each(rpcs, func(r csi.ControllerServiceCapability_RPC_Type) *csi.ControllerServiceCapability {
+		return &csi.ControllerServiceCapability{Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: r}}}
+	})}
+}
+
+// each is f of every element of in, in order.
+func each[T, C any](in []T, f func(T) C) []C {
+	out := make([]C, 0, len(in))
+	for _, t := range in {
+		out = append(out, f(t))
 	}
-	return rsp
+	return out
 }
 
 // NewServer is a gRPC server with ids and ctrl registered, for the

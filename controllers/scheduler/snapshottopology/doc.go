@@ -16,5 +16,6 @@
 // leaves bound PVCs to VolumeBinding. With the VolumeSnapshotTopology gate
 // off (read once, in New) it is a no-op.
 //
-// How it decides, its status codes and events: controllers/scheduler/README.md.
+// How it decides, its status codes and events:
+// controllers/scheduler/README.md.
 package snapshottopology
