@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	volumetypes "k8s.io/kubernetes/pkg/volume/util/types"
 
+	"github.com/zonepath/zonepath/controllers/worker"
 	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
@@ -144,10 +145,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	for range c.o.Workers {
-		wg.Go(func() {
-			for c.next(ctx) {
-			}
-		})
+		wg.Go(func() { worker.Run(ctx, c.queue, c.sync, c.expandFailed) })
 		if c.modify != nil {
 			wg.Go(func() { c.modify.run(ctx) })
 		}
@@ -161,21 +159,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
-// next syncs one key: forgotten on success, requeued with backoff on
-// failure.
-func (c *Controller) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		klog.FromContext(ctx).Error(err, "Resizing failed; retrying", "pvc", key, "retries", c.queue.NumRequeues(key))
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+// expandFailed logs a failed sync before worker.Run requeues it with
+// backoff.
+func (c *Controller) expandFailed(ctx context.Context, key string, err error) {
+	klog.FromContext(ctx).Error(err, "Resizing failed; retrying", "pvc", key, "retries", c.queue.NumRequeues(key))
 }
 
 // claimGetter reads a claim by key from the informer's cache; nil when

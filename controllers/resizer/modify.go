@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"github.com/zonepath/zonepath/controllers/worker"
 )
 
 // Event reasons of the modify loop, upstream csi-resizer's.
@@ -113,19 +115,9 @@ func (l *modifyLoop) classAdded(obj any) {
 
 // run works the queue until it shuts down.
 func (l *modifyLoop) run(ctx context.Context) {
-	for {
-		key, quit := l.queue.Get()
-		if quit {
-			return
-		}
-		if err := l.sync(ctx, key); err != nil {
-			klog.FromContext(ctx).Error(err, "Modifying failed; retrying", "pvc", key, "retries", l.queue.NumRequeues(key))
-			l.queue.AddRateLimited(key)
-		} else {
-			l.queue.Forget(key)
-		}
-		l.queue.Done(key)
-	}
+	worker.Run(ctx, l.queue, l.sync, func(ctx context.Context, key string, err error) {
+		klog.FromContext(ctx).Error(err, "Modifying failed; retrying", "pvc", key, "retries", l.queue.NumRequeues(key))
+	})
 }
 
 // sync brings one claim's volume to its class. An error means: retry

@@ -91,39 +91,32 @@ type finals struct {
 	sawAll map[string]string
 }
 
-func (f *finals) record(content, pin string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.value == nil {
-		f.value = map[string]string{}
-	}
-	f.value[content] = pin
-}
+// record notes that the last CreateSnapshot under pin ended final.
+func (f *finals) record(content, pin string) { f.set(&f.value, content, pin) }
 
-func (f *finals) ended(content, pin string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, ok := f.value[content]
-	return ok && v == pin
-}
+func (f *finals) ended(content, pin string) bool { return f.is(&f.value, content, pin) }
 
 // wrote notes a pin this process has just written, before any attempt
 // under it.
-func (f *finals) wrote(content, pin string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.sawAll == nil {
-		f.sawAll = map[string]string{}
-	}
-	f.sawAll[content] = pin
-}
+func (f *finals) wrote(content, pin string) { f.set(&f.sawAll, content, pin) }
 
 // certain says whether this process wrote pin and saw every attempt under
 // it answered.
-func (f *finals) certain(content, pin string) bool {
+func (f *finals) certain(content, pin string) bool { return f.is(&f.sawAll, content, pin) }
+
+func (f *finals) set(m *map[string]string, content, pin string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	v, ok := f.sawAll[content]
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[content] = pin
+}
+
+func (f *finals) is(m *map[string]string, content, pin string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := (*m)[content]
 	return ok && v == pin
 }
 
