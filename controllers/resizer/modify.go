@@ -61,7 +61,7 @@ func (c *Controller) EnableModify(m Modifier) error {
 	}
 	if _, err := c.factory.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    l.enqueue,
-		UpdateFunc: l.claimUpdated,
+		UpdateFunc: onClaimUpdate(modifyChanged, l.enqueue),
 		DeleteFunc: func(obj any) {
 			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 				l.refused.Delete(key)
@@ -80,20 +80,14 @@ func (l *modifyLoop) enqueue(obj any) {
 	}
 }
 
-// claimUpdated enqueues a claim whose class, current class or phase
-// changed, or on a resync (the same object); not on the loop's own
-// writes of modifyVolumeStatus, so a failing claim waits for its backoff.
-func (l *modifyLoop) claimUpdated(oldObj, newObj any) {
-	o, ok1 := oldObj.(*v1.PersistentVolumeClaim)
-	n, ok2 := newObj.(*v1.PersistentVolumeClaim)
-	if !ok1 || !ok2 {
-		return
-	}
-	if !ptr.Equal(o.Spec.VolumeAttributesClassName, n.Spec.VolumeAttributesClassName) ||
+// modifyChanged says whether a claim update matters to the modify loop:
+// its class, current class or phase changed, or it is a resync (the same
+// object); not the loop's own writes of modifyVolumeStatus, so a failing
+// claim waits for its backoff.
+func modifyChanged(o, n *v1.PersistentVolumeClaim) bool {
+	return !ptr.Equal(o.Spec.VolumeAttributesClassName, n.Spec.VolumeAttributesClassName) ||
 		!ptr.Equal(o.Status.CurrentVolumeAttributesClassName, n.Status.CurrentVolumeAttributesClassName) ||
-		o.Status.Phase != n.Status.Phase || equality.Semantic.DeepEqual(o, n) {
-		l.enqueue(n)
-	}
+		o.Status.Phase != n.Status.Phase || equality.Semantic.DeepEqual(o, n)
 }
 
 // classAdded enqueues the claims that wait for the class (Pending).

@@ -135,9 +135,8 @@ func NewController(kube kubernetes.Interface, snapClient clientset.Interface, sn
 // the workers until ctx ends and they have stopped.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.events.Shutdown()
-	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
-	if err := bootstrap.WaitForCacheSync(ctx, bootstrap.CacheSyncTimeout, c.factory); err != nil {
+	if err := bootstrap.StartInformers(ctx, c.factory); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup

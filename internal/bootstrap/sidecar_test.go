@@ -180,3 +180,26 @@ func TestWaitForCacheSync(t *testing.T) {
 		})
 	}
 }
+
+// startedSyncer is a factory whose caches fill once it is started.
+type startedSyncer struct{ stop <-chan struct{} }
+
+func (s *startedSyncer) Start(stop <-chan struct{}) { s.stop = stop }
+
+func (s *startedSyncer) WaitForCacheSync(stop <-chan struct{}) map[reflect.Type]bool {
+	return map[reflect.Type]bool{reflect.TypeFor[int](): s.stop != nil}
+}
+
+// TestStartInformers: the factory runs until ctx ends, and its caches
+// are waited for.
+func TestStartInformers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &startedSyncer{}
+	if err := StartInformers(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if f.stop != ctx.Done() {
+		t.Error("the informers were not started until ctx ends")
+	}
+}
