@@ -112,6 +112,8 @@ func TestLeaderElectionLost(t *testing.T) {
 	}
 }
 
+// TestLockName: Lease names spelt as csi-lib-utils spells them, so that
+// a lease keeps its name when one sidecar replaces the other.
 func TestLockName(t *testing.T) {
 	for in, want := range map[string]string{
 		"zonepath-csi-dev": "zonepath-csi-dev",
