@@ -15,8 +15,8 @@
 // It must not build CSI requests or PVs itself, read the snapshot or its
 // content from an informer cache (a lagging copy would provision outside
 // the snapshot's topology), or hand upstream anything but the pin while
-// an earlier CreateVolume may have created the volume. Claims bound to a
-// selected node, clones and plain volumes pass through untouched.
+// an earlier CreateVolume may have created the volume. Claims with a
+// selected node, clones and plain volumes pass through unnarrowed.
 //
 // Why it wraps rather than re-implements, the pin's life and its gaps:
 // controllers/README.md, "zonepath-provisioner".

@@ -13,9 +13,9 @@
 //
 // It must not shrink a volume, call NodeExpandVolume or record the final
 // capacity after it (kubelet's), retry a claim marked infeasible until the
-// user changes its request or class, track pods, or handle migrated
-// in-tree volumes or secrets. Status writes go through kube's
-// pkg/volume/util helpers, as kubelet's do.
+// user changes its request or class, or track pods; it makes no call for
+// migrated in-tree volumes or volumes that name secrets. Status writes go
+// through kube's pkg/volume/util helpers, as kubelet's do.
 //
 // The protocol step by step: controllers/README.md, "zonepath-resizer".
 package resizer
