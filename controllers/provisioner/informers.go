@@ -46,8 +46,7 @@ func newCaches(kube kubernetes.Interface, d *driver) *caches {
 // their caches: provisioning from a half-filled cache would miss CSINodes
 // and fail claims that are fine.
 func (c *caches) start(ctx context.Context) error {
-	c.kube.Start(ctx.Done())
-	return bootstrap.WaitForCacheSync(ctx, bootstrap.CacheSyncTimeout, c.kube)
+	return bootstrap.StartInformers(ctx, c.kube)
 }
 
 // claimInformer is shared by the lib's controller and upstream's cloning

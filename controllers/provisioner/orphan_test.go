@@ -2,8 +2,6 @@ package provisioner
 
 import (
 	"context"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,8 +9,6 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +26,7 @@ import (
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/controllers/internal/csitest"
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/controllers/topology"
 	"github.com/zonepath/zonepath/driver/drivertest"
@@ -55,60 +52,16 @@ rules:
 // controller, against the real driver, with a snapshot usable from zone-a
 // and zone-b and an Immediate claim restoring it.
 type restoreEnv struct {
-	conn    *grpc.ClientConn
-	driver  string
-	kube    *fake.Clientset
-	snaps   *snapfake.Clientset
-	dyn     *dynamicfake.FakeDynamicClient
-	source  string // the source volume's ID
-	watcher *lostVolumeReply
+	conn   *grpc.ClientConn
+	driver string
+	kube   *fake.Clientset
+	snaps  *snapfake.Clientset
+	dyn    *dynamicfake.FakeDynamicClient
+	source string // the source volume's ID
+	// watcher keeps the restore's CreateVolume calls.
+	watcher *csitest.LostReply[*csi.CreateVolumeRequest]
 	// claims is the claim informer of the provisioner running last.
 	claims informers.SharedInformerFactory
-}
-
-// lostVolumeReply keeps the restore's CreateVolume requests and runs edit
-// once, when the first one's reply is lost, before the caller sees it.
-type lostVolumeReply struct {
-	edit func(ctx context.Context, restored *csi.Volume)
-
-	mu       sync.Mutex
-	requests []*csi.CreateVolumeRequest
-	codes    []codes.Code // of each request's answer
-	edited   bool
-}
-
-func (l *lostVolumeReply) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	err := invoker(ctx, method, req, reply, cc, opts...)
-	r, ok := req.(*csi.CreateVolumeRequest)
-	if !ok || r.GetVolumeContentSource() == nil {
-		return err
-	}
-	l.mu.Lock()
-	l.requests = append(l.requests, r)
-	l.codes = append(l.codes, status.Code(err))
-	first := !l.edited && status.Code(err) == codes.DeadlineExceeded
-	l.edited = l.edited || first
-	l.mu.Unlock()
-	if first {
-		// The caller's deadline has passed: the edit's calls get their own.
-		ctx := context.WithoutCancel(ctx)
-		l.edit(ctx, restoredVolume(ctx, cc))
-	}
-	return err
-}
-
-// retryFailed says whether a retry after the lost reply was answered with
-// an error.
-func (l *lostVolumeReply) retryFailed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.codes) >= 2 && l.codes[len(l.codes)-1] != codes.OK
-}
-
-func (l *lostVolumeReply) calls() []*csi.CreateVolumeRequest {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.requests)
 }
 
 // restoredVolume is the volume the lost CreateVolume made: the one with a
@@ -143,8 +96,10 @@ func newRestoreEnv(t *testing.T, faults string) *restoreEnv {
 	if faults == "" {
 		faults = lostRestoreReply
 	}
-	e := &restoreEnv{watcher: &lostVolumeReply{}}
-	e.conn = drivertest.Start(t, drivertest.Options{World: worldYAML, Faults: faults}).Conn(t, grpc.WithUnaryInterceptor(e.watcher.intercept))
+	e := &restoreEnv{watcher: &csitest.LostReply[*csi.CreateVolumeRequest]{
+		Want: func(r *csi.CreateVolumeRequest) bool { return r.GetVolumeContentSource() != nil },
+	}}
+	e.conn = drivertest.Start(t, drivertest.Options{World: worldYAML, Faults: faults}).Conn(t, grpc.WithUnaryInterceptor(e.watcher.Intercept))
 	ctx := context.Background()
 	c := csi.NewControllerClient(e.conn)
 	zones := func(zs ...string) *csi.TopologyRequirement {
@@ -237,7 +192,7 @@ func (e *restoreEnv) settle(t *testing.T) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err := e.kube.CoreV1().PersistentVolumes().Get(ctx, "pvc-claim-uid", metav1.GetOptions{})
-		return err == nil || e.watcher.retryFailed(), nil
+		return err == nil || e.watcher.RetryFailed(), nil
 	})
 	if err != nil {
 		t.Fatalf("waiting for a PV or a retry: %v", err)
@@ -294,7 +249,7 @@ func (e *restoreEnv) checkOnlySourceLeft(t *testing.T) {
 // requirement (CSI spec, "Timeout errors": retries of the same call).
 func (e *restoreEnv) checkSameRequisite(t *testing.T) {
 	t.Helper()
-	reqs := e.watcher.calls()
+	reqs := e.watcher.Requests()
 	first := reqs[0].GetAccessibilityRequirements().GetRequisite()
 	for i, r := range reqs[1:] {
 		if got := r.GetAccessibilityRequirements().GetRequisite(); world.FormatSegments(got) != world.FormatSegments(first) {
@@ -330,8 +285,8 @@ func TestNoOrphanAfterLostReplyAndNodeAffinityEdit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 			e := newRestoreEnv(t, "")
-			e.watcher.edit = func(ctx context.Context, restored *csi.Volume) {
-				e.setNodeAffinity(t, ctx, otherZone(restored))
+			e.watcher.Edit = func(ctx context.Context, cc *grpc.ClientConn) {
+				e.setNodeAffinity(t, ctx, otherZone(restoredVolume(ctx, cc)))
 				if !tc.restart {
 					e.deleteClaim(t, ctx)
 					waitClaimGone(t, ctx, e.claims)

@@ -25,7 +25,7 @@ type Provisioner struct {
 // Options are what the wrapper reads and writes besides the delegate.
 type Options struct {
 	// Resolver follows a claim to its snapshot's topology; production
-	// reads live (snapshotapi.Live, see the package doc).
+	// reads live (snapshotapi.Live; controllers/README.md says why).
 	Resolver snapshotapi.Resolver
 	// Claims patches the pin annotation of claims.
 	Claims corev1.PersistentVolumeClaimsGetter

@@ -43,7 +43,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer d.conn.Close()
-	klog.FromContext(ctx).Info("Detected CSI driver", "driver", d.name, "snapshotTopology", zpfeatures.Enabled())
+	klog.FromContext(ctx).Info("Detected CSI driver", "driver", d.name, "volumeSnapshotTopologyGate", zpfeatures.Enabled())
 
 	k := newCaches(c.Kube, d)
 	options := libOptions(cfg, k)

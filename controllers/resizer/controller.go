@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	volumetypes "k8s.io/kubernetes/pkg/volume/util/types"
 
+	"github.com/zonepath/zonepath/controllers/worker"
 	"github.com/zonepath/zonepath/internal/bootstrap"
 )
 
@@ -65,7 +66,7 @@ func NewController(kube kubernetes.Interface, expander Expander, o Options) (*Co
 	volumes.Informer() // the factory starts only informers asked for
 	if _, err := claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.enqueue(obj) },
-		UpdateFunc: c.claimUpdated,
+		UpdateFunc: onClaimUpdate(expansionChanged, c.enqueue),
 		DeleteFunc: c.claimDeleted,
 	}); err != nil {
 		return nil, err
@@ -98,28 +99,33 @@ func (c *Controller) enqueue(obj any) {
 	}
 }
 
-// claimUpdated enqueues a claim when something the expansion depends on
-// changed: the request, the annotation, the capacity, a status kubelet
+// expansionChanged says whether a claim update matters to the
+// expansion: the request, the annotation, the capacity, a status kubelet
 // wrote, or nothing at all (a resync: the same object again; the API
 // server changes resourceVersion on every write, a fake clientset does
-// not, hence the comparison of the whole object). The controller's own writes of
-// ControllerResizeInProgress and conditions do not, so that a failing
-// claim is retried by the queue's backoff only.
-func (c *Controller) claimUpdated(oldObj, newObj any) {
-	o, ok1 := oldObj.(*v1.PersistentVolumeClaim)
-	n, ok2 := newObj.(*v1.PersistentVolumeClaim)
-	if !ok1 || !ok2 {
-		return
-	}
+// not, hence the comparison of the whole object). The controller's own
+// writes of ControllerResizeInProgress and conditions do not, so that a
+// failing claim is retried by the queue's backoff only.
+func expansionChanged(o, n *v1.PersistentVolumeClaim) bool {
 	oldReq, newReq := o.Spec.Resources.Requests[v1.ResourceStorage], n.Spec.Resources.Requests[v1.ResourceStorage]
 	oldCap, newCap := o.Status.Capacity[v1.ResourceStorage], n.Status.Capacity[v1.ResourceStorage]
 	newStatus := n.Status.AllocatedResourceStatuses[v1.ResourceStorage]
 	statusChanged := newStatus != o.Status.AllocatedResourceStatuses[v1.ResourceStorage] &&
 		newStatus != v1.PersistentVolumeClaimControllerResizeInProgress
-	if oldReq.Cmp(newReq) != 0 || oldCap.Cmp(newCap) != 0 || statusChanged || equality.Semantic.DeepEqual(o, n) ||
+	return oldReq.Cmp(newReq) != 0 || oldCap.Cmp(newCap) != 0 || statusChanged || equality.Semantic.DeepEqual(o, n) ||
 		o.Annotations[volumetypes.VolumeResizerKey] != n.Annotations[volumetypes.VolumeResizerKey] ||
-		o.Status.Phase != n.Status.Phase {
-		c.enqueue(n)
+		o.Status.Phase != n.Status.Phase
+}
+
+// onClaimUpdate is an informer UpdateFunc that passes the new claim to
+// enqueue when changed says the update matters.
+func onClaimUpdate(changed func(o, n *v1.PersistentVolumeClaim) bool, enqueue func(any)) func(oldObj, newObj any) {
+	return func(oldObj, newObj any) {
+		o, ok1 := oldObj.(*v1.PersistentVolumeClaim)
+		n, ok2 := newObj.(*v1.PersistentVolumeClaim)
+		if ok1 && ok2 && changed(o, n) {
+			enqueue(n)
+		}
 	}
 }
 
@@ -137,17 +143,13 @@ func (c *Controller) claimDeleted(obj any) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.events.Shutdown()
 	defer c.queue.ShutDown()
-	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
-	if err := bootstrap.WaitForCacheSync(ctx, bootstrap.CacheSyncTimeout, c.factory); err != nil {
+	if err := bootstrap.StartInformers(ctx, c.factory); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	for range c.o.Workers {
-		wg.Go(func() {
-			for c.next(ctx) {
-			}
-		})
+		wg.Go(func() { worker.Run(ctx, c.queue, c.sync, c.expandFailed) })
 		if c.modify != nil {
 			wg.Go(func() { c.modify.run(ctx) })
 		}
@@ -161,21 +163,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
-// next syncs one key: forgotten on success, requeued with backoff on
-// failure.
-func (c *Controller) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		klog.FromContext(ctx).Error(err, "Resizing failed; retrying", "pvc", key, "retries", c.queue.NumRequeues(key))
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+// expandFailed logs a failed sync before worker.Run requeues it with
+// backoff.
+func (c *Controller) expandFailed(ctx context.Context, key string, err error) {
+	klog.FromContext(ctx).Error(err, "Resizing failed; retrying", "pvc", key, "retries", c.queue.NumRequeues(key))
 }
 
 // claimGetter reads a claim by key from the informer's cache; nil when

@@ -3,6 +3,8 @@ package resizer
 import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/zonepath/zonepath/controllers/csicode"
 )
 
 // failure classifies an error of ControllerExpandVolume.
@@ -27,13 +29,10 @@ const (
 )
 
 func classify(err error) failure {
-	st, ok := status.FromError(err)
-	if !ok {
+	if csicode.InProgress(err) {
 		return inProgress
 	}
-	switch st.Code() {
-	case codes.Canceled, codes.DeadlineExceeded, codes.Unavailable, codes.ResourceExhausted, codes.Aborted:
-		return inProgress
+	switch status.Code(err) {
 	case codes.OutOfRange, codes.InvalidArgument, codes.NotFound:
 		return infeasible
 	}

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"github.com/zonepath/zonepath/controllers/worker"
 )
 
 // Event reasons of the modify loop, upstream csi-resizer's.
@@ -28,9 +30,10 @@ const (
 )
 
 // modifyLoop applies VolumeAttributesClasses to the volumes of claims
-// (doc.go, "ModifyVolume"). It shares the Controller's claim and volume
-// caches, clientset and recorder, and has its own queue, so that a slow
-// modification never delays an expansion or the other way round.
+// (controllers/README.md, "ModifyVolume, step by step"). It shares the
+// Controller's claim and volume caches, clientset and recorder, and has
+// its own queue, so that a slow modification never delays an expansion or
+// the other way round.
 type modifyLoop struct {
 	c        *Controller
 	modifier Modifier
@@ -58,7 +61,7 @@ func (c *Controller) EnableModify(m Modifier) error {
 	}
 	if _, err := c.factory.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    l.enqueue,
-		UpdateFunc: l.claimUpdated,
+		UpdateFunc: onClaimUpdate(modifyChanged, l.enqueue),
 		DeleteFunc: func(obj any) {
 			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 				l.refused.Delete(key)
@@ -77,20 +80,14 @@ func (l *modifyLoop) enqueue(obj any) {
 	}
 }
 
-// claimUpdated enqueues a claim whose class, current class or phase
-// changed, or on a resync (the same object); not on the loop's own
-// writes of modifyVolumeStatus, so a failing claim waits for its backoff.
-func (l *modifyLoop) claimUpdated(oldObj, newObj any) {
-	o, ok1 := oldObj.(*v1.PersistentVolumeClaim)
-	n, ok2 := newObj.(*v1.PersistentVolumeClaim)
-	if !ok1 || !ok2 {
-		return
-	}
-	if !ptr.Equal(o.Spec.VolumeAttributesClassName, n.Spec.VolumeAttributesClassName) ||
+// modifyChanged says whether a claim update matters to the modify loop:
+// its class, current class or phase changed, or it is a resync (the same
+// object); not the loop's own writes of modifyVolumeStatus, so a failing
+// claim waits for its backoff.
+func modifyChanged(o, n *v1.PersistentVolumeClaim) bool {
+	return !ptr.Equal(o.Spec.VolumeAttributesClassName, n.Spec.VolumeAttributesClassName) ||
 		!ptr.Equal(o.Status.CurrentVolumeAttributesClassName, n.Status.CurrentVolumeAttributesClassName) ||
-		o.Status.Phase != n.Status.Phase || equality.Semantic.DeepEqual(o, n) {
-		l.enqueue(n)
-	}
+		o.Status.Phase != n.Status.Phase || equality.Semantic.DeepEqual(o, n)
 }
 
 // classAdded enqueues the claims that wait for the class (Pending).
@@ -112,19 +109,9 @@ func (l *modifyLoop) classAdded(obj any) {
 
 // run works the queue until it shuts down.
 func (l *modifyLoop) run(ctx context.Context) {
-	for {
-		key, quit := l.queue.Get()
-		if quit {
-			return
-		}
-		if err := l.sync(ctx, key); err != nil {
-			klog.FromContext(ctx).Error(err, "Modifying failed; retrying", "pvc", key, "retries", l.queue.NumRequeues(key))
-			l.queue.AddRateLimited(key)
-		} else {
-			l.queue.Forget(key)
-		}
-		l.queue.Done(key)
-	}
+	worker.Run(ctx, l.queue, l.sync, func(ctx context.Context, key string, err error) {
+		klog.FromContext(ctx).Error(err, "Modifying failed; retrying", "pvc", key, "retries", l.queue.NumRequeues(key))
+	})
 }
 
 // sync brings one claim's volume to its class. An error means: retry

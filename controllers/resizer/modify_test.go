@@ -82,7 +82,7 @@ func TestModifyApplied(t *testing.T) {
 			f := &fakeCSI{controller: true, modify: true}
 			h := start(t, f, classClaim("fast", tc.current), volume("1Gi", false), class("fast", testDriver, "premium"), class("slow", testDriver, "standard"))
 			h.waitApplied("fast")
-			calls := f.modifyCalls()
+			calls := f.modifies.Requests()
 			if len(calls) != 1 || calls[0].GetVolumeId() != "vol-1" || !maps.Equal(calls[0].GetMutableParameters(), map[string]string{tierKey: "premium"}) {
 				t.Fatalf("ControllerModifyVolume calls %v, want one for vol-1 with the class's parameters", calls)
 			}
@@ -97,7 +97,7 @@ func TestModifyApplied(t *testing.T) {
 // a Warning, no retry, nothing recorded as current; setting the class
 // back to the current one ends the attempt.
 func TestModifyInfeasible(t *testing.T) {
-	f := &fakeCSI{controller: true, modify: true, modifyErrs: []error{status.Error(codes.InvalidArgument, "encryption cannot change in place")}}
+	f := &fakeCSI{controller: true, modify: true, modifies: modifyCalls{Queue: []error{status.Error(codes.InvalidArgument, "encryption cannot change in place")}}}
 	// Resyncs (client-go raises the period to its minimum, 1s): an
 	// infeasible claim is left alone on each, as after a restart.
 	h := startResync(t, f, 50*time.Millisecond, classClaim("encrypted", "slow"), volume("1Gi", false), class("encrypted", testDriver, "premium"), class("slow", testDriver, "standard"))
@@ -110,7 +110,7 @@ func TestModifyInfeasible(t *testing.T) {
 		t.Fatalf("modify conditions after a refused change: %+v, want one ModifyVolumeError with the plugin's error", c)
 	}
 	time.Sleep(1500 * time.Millisecond) // a resync
-	if n := len(f.modifyCalls()); n != 1 {
+	if n := len(f.modifies.Requests()); n != 1 {
 		t.Fatalf("%d ControllerModifyVolume calls, want 1: an infeasible class is not retried", n)
 	}
 	if cur := ptr.Deref(h.claim().Status.CurrentVolumeAttributesClassName, ""); cur != "slow" {
@@ -142,10 +142,10 @@ func modifyConditions(pvc *v1.PersistentVolumeClaim) []v1.PersistentVolumeClaimC
 // InProgress and the call is retried with backoff until it succeeds.
 func TestModifyRetried(t *testing.T) {
 	unavailable := status.Error(codes.Unavailable, "plugin restarting")
-	f := &fakeCSI{controller: true, modify: true, modifyErrs: []error{unavailable, unavailable}}
+	f := &fakeCSI{controller: true, modify: true, modifies: modifyCalls{Queue: []error{unavailable, unavailable}}}
 	h := start(t, f, classClaim("fast", ""), volume("1Gi", false), class("fast", testDriver, "premium"))
 	h.waitApplied("fast")
-	if n := len(f.modifyCalls()); n != 3 {
+	if n := len(f.modifies.Requests()); n != 3 {
 		t.Fatalf("%d ControllerModifyVolume calls, want 3", n)
 	}
 	h.waitEvent("Warning VolumeModifyFailed: modify volume pv-data with VolumeAttributesClass fast failed")
@@ -158,7 +158,7 @@ func TestModifyPending(t *testing.T) {
 	f := &fakeCSI{controller: true, modify: true}
 	h := start(t, f, classClaim("later", ""), volume("1Gi", false))
 	h.waitModifyStatus("later", v1.PersistentVolumeClaimModifyVolumePending)
-	if n := len(f.modifyCalls()); n != 0 {
+	if n := len(f.modifies.Requests()); n != 0 {
 		t.Fatalf("%d ControllerModifyVolume calls for a missing class", n)
 	}
 	if _, err := h.kube.StorageV1().VolumeAttributesClasses().Create(context.Background(), class("later", testDriver, "extreme"), metav1.CreateOptions{}); err != nil {
@@ -174,7 +174,7 @@ func TestModifyOtherDriversClass(t *testing.T) {
 	h := start(t, f, classClaim("foreign", ""), volume("1Gi", false), class("foreign", "other.csi.dev", "premium"))
 	h.waitModifyStatus("foreign", v1.PersistentVolumeClaimModifyVolumeInfeasible)
 	h.waitEvent("Warning VolumeModifyFailed: VolumeAttributesClass foreign is for driver other.csi.dev")
-	if n := len(f.modifyCalls()); n != 0 {
+	if n := len(f.modifies.Requests()); n != 0 {
 		t.Fatalf("%d ControllerModifyVolume calls with another driver's class", n)
 	}
 }

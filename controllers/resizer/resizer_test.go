@@ -35,7 +35,7 @@ func TestControllerOnlyExpansion(t *testing.T) {
 	if pvc.Annotations[volumetypes.NodeExpansionNotRequired] != "true" {
 		t.Errorf("no %s annotation: %v", volumetypes.NodeExpansionNotRequired, pvc.Annotations)
 	}
-	reqs, _ := h.csi.calls()
+	reqs := h.csi.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d ControllerExpandVolume calls, want 1", len(reqs))
 	}
@@ -66,7 +66,7 @@ func TestNodeExpansionRequired(t *testing.T) {
 	if !hasCondition(pvc, v1.PersistentVolumeClaimFileSystemResizePending) {
 		t.Errorf("conditions %v, want FileSystemResizePending", pvc.Status.Conditions)
 	}
-	if reqs, _ := h.csi.calls(); len(reqs) != 1 || reqs[0].GetVolumeCapability().GetMount().GetFsType() != "ext4" {
+	if reqs := h.csi.Requests(); len(reqs) != 1 || reqs[0].GetVolumeCapability().GetMount().GetFsType() != "ext4" {
 		t.Errorf("requests %v, want one with the mount capability and ext4", reqs)
 	}
 	h.waitEvent("Normal FileSystemResizeRequired")
@@ -76,13 +76,13 @@ func TestNodeExpansionRequired(t *testing.T) {
 // retried at the same size), then success; the retries back off.
 func TestRetriedThenSucceeds(t *testing.T) {
 	unavailable := status.Error(codes.Unavailable, "plugin restarting")
-	f := &fakeCSI{controller: true, errs: []error{unavailable, unavailable}}
+	f := &fakeCSI{controller: true, expandCalls: expandCalls{Queue: []error{unavailable, unavailable}}}
 	h := start(t, f, claim("2Gi", "1Gi"), volume("1Gi", true))
 	h.eventually("claim capacity 2Gi", func() (bool, string) {
 		pvc := h.claim()
 		return quantity(pvc.Status.Capacity) == "2Gi", quantity(pvc.Status.Capacity)
 	})
-	reqs, times := f.calls()
+	reqs, times := f.Requests(), f.Times()
 	if len(reqs) != 3 {
 		t.Fatalf("%d calls, want 3 (two failures, one success)", len(reqs))
 	}
@@ -104,7 +104,7 @@ func TestRetriedThenSucceeds(t *testing.T) {
 // event that says so, and is not retried, not even by the informers'
 // resyncs (every 100 ms here); a lower request is expanded.
 func TestOutOfRangeIsFinal(t *testing.T) {
-	f := &fakeCSI{controller: true, always: status.Error(codes.OutOfRange, "zone a has no room")}
+	f := &fakeCSI{controller: true, expandCalls: expandCalls{Always: status.Error(codes.OutOfRange, "zone a has no room")}}
 	h := startResync(t, f, 100*time.Millisecond, claim("4Gi", "1Gi"), volume("1Gi", true))
 	h.eventually("ControllerResizeInfeasible", func() (bool, string) {
 		st := h.claim().Status.AllocatedResourceStatuses[v1.ResourceStorage]
@@ -116,17 +116,17 @@ func TestOutOfRangeIsFinal(t *testing.T) {
 	}
 	// 20 retry intervals and 10 resyncs: still one call.
 	time.Sleep(time.Second)
-	if reqs, _ := f.calls(); len(reqs) != 1 {
+	if reqs := f.Requests(); len(reqs) != 1 {
 		t.Fatalf("%d calls after OUT_OF_RANGE, want 1", len(reqs))
 	}
 	// Recovery (KEP-1790): the user lowers the request.
-	f.answer(nil)
+	f.Answer(nil)
 	h.setRequest("3Gi")
 	h.eventually("claim capacity 3Gi", func() (bool, string) {
 		pvc := h.claim()
 		return quantity(pvc.Status.Capacity) == "3Gi", quantity(pvc.Status.Capacity)
 	})
-	if reqs, _ := f.calls(); len(reqs) != 2 || reqs[1].GetCapacityRange().GetRequiredBytes() != 3*gi {
+	if reqs := f.Requests(); len(reqs) != 2 || reqs[1].GetCapacityRange().GetRequiredBytes() != 3*gi {
 		t.Errorf("requests %v, want a second one for 3Gi", reqs)
 	}
 }
@@ -143,7 +143,7 @@ func TestIgnored(t *testing.T) {
 		pv.Spec.CSI.Driver = "other.csi.dev"
 		h := start(t, &fakeCSI{controller: true}, c, pv)
 		time.Sleep(500 * time.Millisecond)
-		if reqs, _ := h.csi.calls(); len(reqs) != 0 {
+		if reqs := h.csi.Requests(); len(reqs) != 0 {
 			t.Errorf("%d calls for another driver's claim", len(reqs))
 		}
 		if pvc := h.claim(); pvc.ResourceVersion != "1" || len(h.events()) != 0 {
@@ -155,14 +155,14 @@ func TestIgnored(t *testing.T) {
 		pv.Spec.CSI.ControllerExpandSecretRef = &v1.SecretReference{Namespace: ns, Name: "expand"}
 		h := start(t, &fakeCSI{controller: true}, claim("2Gi", "1Gi"), pv)
 		h.waitEvent("Warning VolumeResizeFailed: Volume pv-data names controllerExpandSecretRef test/expand: zonepath-resizer does not pass secrets")
-		if reqs, _ := h.csi.calls(); len(reqs) != 0 {
+		if reqs := h.csi.Requests(); len(reqs) != 0 {
 			t.Errorf("%d calls without the volume's secrets", len(reqs))
 		}
 	})
 	t.Run("request below capacity", func(t *testing.T) {
 		h := start(t, &fakeCSI{controller: true}, claim("1Gi", "2Gi"), volume("2Gi", true))
 		time.Sleep(500 * time.Millisecond)
-		if reqs, _ := h.csi.calls(); len(reqs) != 0 {
+		if reqs := h.csi.Requests(); len(reqs) != 0 {
 			t.Errorf("%d calls for a request below the capacity: a volume is never shrunk", len(reqs))
 		}
 		if pvc, pv := h.claim(), h.volume(); pvc.ResourceVersion != "1" || quantity(pv.Spec.Capacity) != "2Gi" || len(h.events()) != 0 {
@@ -179,7 +179,7 @@ func TestNodeOnlyPlugin(t *testing.T) {
 		st := h.claim().Status.AllocatedResourceStatuses[v1.ResourceStorage]
 		return st == v1.PersistentVolumeClaimNodeResizePending, string(st)
 	})
-	if reqs, _ := h.csi.calls(); len(reqs) != 0 || quantity(h.volume().Spec.Capacity) != "2Gi" {
+	if reqs := h.csi.Requests(); len(reqs) != 0 || quantity(h.volume().Spec.Capacity) != "2Gi" {
 		t.Errorf("%d calls, volume %s; want none and 2Gi", len(reqs), quantity(h.volume().Spec.Capacity))
 	}
 }

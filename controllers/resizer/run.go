@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	"google.golang.org/grpc"
@@ -30,20 +31,20 @@ type Config struct {
 // Run connects to the plugin and the API server and runs the resizer
 // until ctx ends (or, with leader election, the lease is lost).
 func Run(ctx context.Context, cfg Config) error {
-	sidecar, err := bootstrap.NewSidecar(&cfg.Sidecar)
+	sidecar, err := bootstrap.NewCSISidecar(ctx, &cfg.Sidecar, cfg.Options.Timeout)
 	if err != nil {
 		return err
 	}
-	conn, mm, err := sidecar.ConnectCSI(ctx)
+	defer sidecar.Close()
+	if cfg.Options.DriverName == "" {
+		cfg.Options.DriverName = sidecar.DriverName
+	}
+	conn := sidecar.Conn
+	caps, err := probePlugin(ctx, conn, sidecar.DriverName, cfg.Options.Timeout)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	caps, err := probePlugin(ctx, conn, &cfg.Options)
-	if err != nil {
-		return err
-	}
-	sidecar.ServeCSIMetrics(mm, cfg.Options.DriverName)
+	sidecar.ServeCSIMetrics(cfg.Options.DriverName)
 	ctrl, err := NewController(sidecar.Clients.Kube, NewExpander(conn, caps), cfg.Options)
 	if err != nil {
 		return err
@@ -63,18 +64,11 @@ func Run(ctx context.Context, cfg Config) error {
 	return sidecar.Run(ctx, ctrl.Run)
 }
 
-// probePlugin waits for the plugin, learns its name into o unless set,
-// and checks that it can expand volumes at all.
-func probePlugin(ctx context.Context, conn *grpc.ClientConn, o *Options) (Capabilities, error) {
-	name, err := bootstrap.DriverName(ctx, conn, o.Timeout)
-	if err != nil {
-		return Capabilities{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+// probePlugin reads the capabilities of the plugin named name and checks
+// that it can expand volumes at all.
+func probePlugin(ctx context.Context, conn *grpc.ClientConn, name string, timeout time.Duration) (Capabilities, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if o.DriverName == "" {
-		o.DriverName = name
-	}
 	caps, err := Probe(ctx, conn)
 	if err != nil {
 		return Capabilities{}, fmt.Errorf("probing CSI driver %s: %w", name, err)

@@ -69,10 +69,16 @@ func fieldError(obj *unstructured.Unstructured, path []string, err error) error 
 
 // NodeAffinityPatch is the JSON merge patch that sets a content's
 // spec.nodeAffinity to terms and changes nothing else. A merge patch
-// replaces a list whole, which is what an atomic list wants.
-func NodeAffinityPatch(terms []v1.TopologySelectorTerm) ([]byte, error) {
+// replaces a list whole, which is what an atomic list wants. With a
+// resourceVersion the API server applies it only to that version of the
+// content, so a nodeAffinity written since the read is never overwritten.
+func NodeAffinityPatch(terms []v1.TopologySelectorTerm, resourceVersion string) ([]byte, error) {
 	if terms == nil {
 		terms = []v1.TopologySelectorTerm{}
 	}
-	return json.Marshal(map[string]any{"spec": map[string]any{"nodeAffinity": terms}})
+	patch := map[string]any{"spec": map[string]any{"nodeAffinity": terms}}
+	if resourceVersion != "" {
+		patch["metadata"] = map[string]any{"resourceVersion": resourceVersion}
+	}
+	return json.Marshal(patch)
 }

@@ -81,9 +81,19 @@ allowedTopologies:
 	}
 }
 
+// TestNodeAffinityPatchRoundTrips: the patch touches spec.nodeAffinity
+// alone, plus metadata.resourceVersion when one is given, and reads back
+// as the terms sent.
 func TestNodeAffinityPatchRoundTrips(t *testing.T) {
-	for _, terms := range [][]v1.TopologySelectorTerm{nil, {zoneA}} {
-		patch, err := NodeAffinityPatch(terms)
+	for _, tc := range []struct {
+		terms []v1.TopologySelectorTerm
+		rv    string
+	}{
+		{terms: nil},
+		{terms: []v1.TopologySelectorTerm{zoneA}},
+		{terms: []v1.TopologySelectorTerm{zoneA}, rv: "7"},
+	} {
+		patch, err := NodeAffinityPatch(tc.terms, tc.rv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,15 +101,22 @@ func TestNodeAffinityPatchRoundTrips(t *testing.T) {
 		if err := json.Unmarshal(patch, &u.Object); err != nil {
 			t.Fatal(err)
 		}
-		if len(u.Object) != 1 || len(u.Object["spec"].(map[string]any)) != 1 {
-			t.Fatalf("patch %s touches more than spec.nodeAffinity", patch)
+		wantKeys := 1
+		if tc.rv != "" {
+			wantKeys = 2
+		}
+		if len(u.Object) != wantKeys || len(u.Object["spec"].(map[string]any)) != 1 {
+			t.Fatalf("patch %s touches more than spec.nodeAffinity and the guard", patch)
+		}
+		if got := u.GetResourceVersion(); got != tc.rv {
+			t.Fatalf("patch %s: resourceVersion %q, want %q", patch, got, tc.rv)
 		}
 		got, err := NodeAffinity(u)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(terms, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("round trip of %v (-sent +read):\n%s", terms, diff)
+		if diff := cmp.Diff(tc.terms, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("round trip of %v (-sent +read):\n%s", tc.terms, diff)
 		}
 	}
 }

@@ -32,7 +32,7 @@ type createTarget struct {
 // (DEADLINE_EXCEEDED), and only a later CreateSnapshot with the same name
 // and requirement learns its ID. So they are plain errors, which
 // upstream's isCSIFinalError counts as "not known", keeping the
-// being-created annotation (package doc).
+// being-created annotation (controllers/README.md, "Errors").
 func (s *Snapshotter) prepare(ctx context.Context, contentName, snapshotName, volumeHandle string) (*createTarget, error) {
 	if contentName == "" {
 		return nil, fmt.Errorf("snapshot %s: no VolumeSnapshotContent name in the create parameters; the sidecar controller must run with extra create metadata", snapshotName)

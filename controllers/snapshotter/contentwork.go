@@ -7,6 +7,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/controllers/worker"
 )
 
 // contentWork is the plumbing of zonepath's own work on upstream's
@@ -57,24 +59,8 @@ func (w *contentWork) run(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), w.synced) {
 		return
 	}
-	go func() {
-		for w.next(ctx) {
-		}
-	}()
-	<-ctx.Done()
-}
-
-func (w *contentWork) next(ctx context.Context) bool {
-	name, quit := w.queue.Get()
-	if quit {
-		return false
-	}
-	defer w.queue.Done(name)
-	if err := w.work(ctx, name); err != nil {
+	go worker.Run(ctx, w.queue, w.work, func(ctx context.Context, name string, err error) {
 		klog.FromContext(ctx).V(2).Info("Content work failed; retrying", "work", w.what, "content", name, "err", err)
-		w.queue.AddRateLimited(name)
-		return true
-	}
-	w.queue.Forget(name)
-	return true
+	})
+	<-ctx.Done()
 }

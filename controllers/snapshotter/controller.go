@@ -73,12 +73,13 @@ type Controller struct {
 
 // NewController wires upstream's sidecar controller to snap. Extra create
 // metadata is always on, so that snap learns the content's name; snap
-// hides it from the driver unless asked (package doc). Group snapshots
-// run when o.GroupSnapshots says so, through upstream's GroupSnapshotter,
-// and with KEP-5943 on their members' contents get nodeAffinity
-// (members.go). It gives snap the event recorder for its Warning events on
-// VolumeSnapshots and, when KEP-5943 applies (the gate and the plugin
-// capability, at start), runs the unpinner on upstream's content informer.
+// hides it from the driver unless asked (controllers/README.md). Group
+// snapshots run when o.GroupSnapshots says so, through upstream's
+// GroupSnapshotter, and with KEP-5943 on their members' contents get
+// nodeAffinity (members.go). It gives snap the event recorder for its
+// Warning events on VolumeSnapshots and, when KEP-5943 applies (the gate
+// and the plugin capability, at start), runs the unpinner on upstream's
+// content informer.
 func NewController(kube kubernetes.Interface, snapClient clientset.Interface, snap *Snapshotter, o Options) (*Controller, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -134,9 +135,8 @@ func NewController(kube kubernetes.Interface, snapClient clientset.Interface, sn
 // the workers until ctx ends and they have stopped.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.events.Shutdown()
-	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
-	if err := bootstrap.WaitForCacheSync(ctx, bootstrap.CacheSyncTimeout, c.factory); err != nil {
+	if err := bootstrap.StartInformers(ctx, c.factory); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup

@@ -202,7 +202,7 @@ func TestControllerRecordsTopologyBeforeReady(t *testing.T) {
 	if i := slices.Index(writes, "nodeAffinity"); i < 0 || i > ready {
 		t.Errorf("writes %v: want nodeAffinity before the ready status", writes)
 	}
-	reqs, _ := h.csi.calls()
+	reqs := h.csi.Requests()
 	if reqs[0].GetName() != snapName {
 		t.Errorf("snapshot name %q, want %q", reqs[0].GetName(), snapName)
 	}
@@ -228,9 +228,9 @@ func TestControllerRecordsTopologyBeforeReady(t *testing.T) {
 func TestControllerResourceExhausted(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 	const driverText = "no snapshot quota left in zone-a"
-	h := startHarness(t, &fakeCSI{accessibility: true, err: status.Error(codes.ResourceExhausted, driverText)})
-	waitFor(t, "five CreateSnapshot attempts", func() bool { reqs, _ := h.csi.calls(); return len(reqs) >= 5 })
-	_, times := h.csi.calls()
+	h := startHarness(t, &fakeCSI{accessibility: true, createCalls: createCalls{Always: status.Error(codes.ResourceExhausted, driverText)}})
+	waitFor(t, "five CreateSnapshot attempts", func() bool { reqs := h.csi.Requests(); return len(reqs) >= 5 })
+	times := h.csi.Times()
 	for i := 2; i < 5; i++ {
 		// The i-th retry waits retryStart * 2^(i-2); 10% slack for clocks.
 		if gap, min := times[i].Sub(times[i-1]), retryStart<<(i-2)*9/10; gap < min {
@@ -329,7 +329,7 @@ func TestControllerRetriesAPIErrorBeforeCSI(t *testing.T) {
 		t.Errorf("status.snapshotHandle = %q, want snap-id-%s", handle, snapName)
 	}
 	waitFor(t, "a Warning event with the API error", func() bool { return hasWarning(t, h, "etcd leader changed") })
-	if reqs, _ := fake.calls(); len(reqs) != 1 {
+	if reqs := fake.Requests(); len(reqs) != 1 {
 		t.Errorf("driver got %d CreateSnapshot calls, want 1 (none before the API error)", len(reqs))
 	}
 }

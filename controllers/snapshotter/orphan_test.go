@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,8 +12,6 @@ import (
 	crdv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"github.com/kubernetes-csi/external-snapshotter/v8/pkg/utils"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,48 +21,11 @@ import (
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
 	"github.com/zonepath/zonepath/controllers/features"
+	"github.com/zonepath/zonepath/controllers/internal/csitest"
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/driver/plugin"
 	"github.com/zonepath/zonepath/driver/world"
 )
-
-// lostReplyThenEdit watches the CSI connection of a test: when the
-// driver's first CreateSnapshot answer is lost (DEADLINE_EXCEEDED after the
-// driver cut the snapshot), it runs edit before the caller sees the error,
-// so the edit lands between the attempt and its retry, as an admin's would.
-// It also keeps every CreateSnapshot request in order.
-type lostReplyThenEdit struct {
-	edit func(ctx context.Context, backend []*csi.Snapshot)
-
-	mu       sync.Mutex
-	requests []*csi.CreateSnapshotRequest
-	edited   bool
-}
-
-func (l *lostReplyThenEdit) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	err := invoker(ctx, method, req, reply, cc, opts...)
-	r, ok := req.(*csi.CreateSnapshotRequest)
-	if !ok {
-		return err
-	}
-	l.mu.Lock()
-	l.requests = append(l.requests, r)
-	first := !l.edited && status.Code(err) == codes.DeadlineExceeded
-	l.edited = l.edited || first
-	l.mu.Unlock()
-	if first {
-		// The caller's deadline has passed: the edit's calls get their own.
-		ctx := context.WithoutCancel(ctx)
-		l.edit(ctx, backendSnapshots(ctx, cc))
-	}
-	return err
-}
-
-func (l *lostReplyThenEdit) calls() []*csi.CreateSnapshotRequest {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.requests)
-}
 
 // backendSnapshots are every snapshot the driver holds (ListSnapshots).
 func backendSnapshots(ctx context.Context, cc *grpc.ClientConn) []*csi.Snapshot {
@@ -95,16 +55,18 @@ func backendSnapshots(ctx context.Context, cc *grpc.ClientConn) []*csi.Snapshot 
 func TestNoOrphanAfterLostReplyAndClassEdit(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 	var dyn *dynamicfake.FakeDynamicClient
-	watcher := &lostReplyThenEdit{}
-	watcher.edit = func(ctx context.Context, backend []*csi.Snapshot) {
-		// Narrow the class to the zone the lost snapshot is not in.
+	// When the first answer is lost, narrow the class to the zone the
+	// lost snapshot is not in, before the retry.
+	watcher := &csitest.LostReply[*csi.CreateSnapshotRequest]{}
+	watcher.Edit = func(ctx context.Context, cc *grpc.ClientConn) {
+		backend := backendSnapshots(ctx, cc)
 		other := "zone-b"
 		if len(backend) == 1 && backend[0].GetAccessibleTopology()[0].GetSegments()[zoneKey] == "zone-b" {
 			other = "zone-a"
 		}
 		setClassTopology(t, ctx, dyn, term(regionKey, "region-1", zoneKey, other))
 	}
-	conn, volID := startZonepath(t, zonepathConfig{faults: lostReply, dial: []grpc.DialOption{grpc.WithUnaryInterceptor(watcher.intercept)}})
+	conn, volID := startZonepath(t, zonepathConfig{faults: lostReply, dial: []grpc.DialOption{grpc.WithUnaryInterceptor(watcher.Intercept)}})
 	h := startHarnessOn(t, csiTarget{conn: conn, driver: plugin.DefaultName, volume: volID, accessibility: true}, func(d *dynamicfake.FakeDynamicClient) {
 		dyn = d
 		setClassTopology(t, context.Background(), d, term(regionKey, "region-1", zoneKey, "zone-a", zoneKey, "zone-b"))
@@ -113,7 +75,7 @@ func TestNoOrphanAfterLostReplyAndClassEdit(t *testing.T) {
 
 	waitFor(t, "the retry to settle (content ready, or a final error)", func() bool {
 		c := h.content(t)
-		return contentIsReady(c) || (len(watcher.calls()) >= 2 && !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated))
+		return contentIsReady(c) || (len(watcher.Requests()) >= 2 && !metav1.HasAnnotation(c.ObjectMeta, utils.AnnVolumeSnapshotBeingCreated))
 	})
 	if contentIsReady(h.content(t)) {
 		waitFor(t, "the pin removed once the snapshot handle is recorded", func() bool {
@@ -123,7 +85,7 @@ func TestNoOrphanAfterLostReplyAndClassEdit(t *testing.T) {
 	deleteSnapshot(t, dyn)
 	checkDeletedOnBackend(t, h, conn)
 
-	reqs := watcher.calls()
+	reqs := watcher.Requests()
 	if first, last := reqs[0].GetAccessibilityRequirements(), reqs[len(reqs)-1].GetAccessibilityRequirements(); !sameRequisite(first, last) {
 		t.Errorf("the retry sent requisite %v, the first attempt %v: a retry must repeat the first attempt's requirement",
 			world.FormatSegments(last.GetRequisite()), world.FormatSegments(first.GetRequisite()))

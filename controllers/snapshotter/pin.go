@@ -6,28 +6,28 @@ import (
 	"sync"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/zonepath/zonepath/controllers/csicode"
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
 	"github.com/zonepath/zonepath/controllers/topology"
 )
 
-// pinnedRequirement is the requirement of this attempt (package doc,
-// "Pinned requirements"). A content with a pin repeats the attempt that
-// wrote it, unless this process saw that attempt's CreateSnapshot end in a
-// final error, or in RESOURCE_EXHAUSTED under a pin it wrote itself and
-// whose every attempt it saw answered (settle): then nothing of it exists
-// or can still be created, and the class's allowedTopologies, which an
-// admin may have corrected, count again. A pin
-// is written only when it changes, with a patch guarded by the
-// resourceVersion just read, so that a pin written in between (a
-// conflict, which the caller retries) is read again, never overwritten.
+// pinnedRequirement is the requirement of this attempt
+// (controllers/README.md, "Pinned requirements: no orphan on retry"). A
+// content with a pin repeats the attempt that wrote it, unless this
+// process saw that attempt's CreateSnapshot end in a final error, or in
+// RESOURCE_EXHAUSTED under a pin it wrote itself and whose every attempt
+// it saw answered (settle): then nothing of it exists or can still be
+// created, and the class's allowedTopologies, which an admin may have
+// corrected, count again. A pin is written only when it changes, with a
+// patch guarded by the resourceVersion just read, so that a pin written in
+// between (a conflict, which the caller retries) is read again, never
+// overwritten.
 func (s *Snapshotter) pinnedRequirement(ctx context.Context, content *unstructured.Unstructured, snapshotName string) (*csi.TopologyRequirement, string, error) {
 	terms, pinned, err := snapshotapi.Pin(content)
 	if err != nil {
@@ -67,20 +67,12 @@ func (s *Snapshotter) pinnedRequirement(ctx context.Context, content *unstructur
 }
 
 // isFinal is upstream's isCSIFinalError (pkg/sidecar-controller, not
-// exported): the gRPC codes after which "creating snapshot either did not
-// even start or failed. It is for sure not in progress". Upstream removes
-// the being-created annotation on exactly these, so the pin follows the
-// same rule.
+// exported; csicode.InProgress is its negation): the gRPC codes after
+// which "creating snapshot either did not even start or failed. It is for
+// sure not in progress". Upstream removes the being-created annotation on
+// exactly these, so the pin follows the same rule.
 func isFinal(err error) bool {
-	st, ok := status.FromError(err)
-	if !ok {
-		return false
-	}
-	switch st.Code() {
-	case codes.Canceled, codes.DeadlineExceeded, codes.Unavailable, codes.ResourceExhausted, codes.Aborted:
-		return false
-	}
-	return true
+	return !csicode.InProgress(err)
 }
 
 // finals remembers, per content, what this process knows of the
@@ -99,39 +91,32 @@ type finals struct {
 	sawAll map[string]string
 }
 
-func (f *finals) record(content, pin string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.value == nil {
-		f.value = map[string]string{}
-	}
-	f.value[content] = pin
-}
+// record notes that the last CreateSnapshot under pin ended final.
+func (f *finals) record(content, pin string) { f.set(&f.value, content, pin) }
 
-func (f *finals) ended(content, pin string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, ok := f.value[content]
-	return ok && v == pin
-}
+func (f *finals) ended(content, pin string) bool { return f.is(&f.value, content, pin) }
 
 // wrote notes a pin this process has just written, before any attempt
 // under it.
-func (f *finals) wrote(content, pin string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.sawAll == nil {
-		f.sawAll = map[string]string{}
-	}
-	f.sawAll[content] = pin
-}
+func (f *finals) wrote(content, pin string) { f.set(&f.sawAll, content, pin) }
 
 // certain says whether this process wrote pin and saw every attempt under
 // it answered.
-func (f *finals) certain(content, pin string) bool {
+func (f *finals) certain(content, pin string) bool { return f.is(&f.sawAll, content, pin) }
+
+func (f *finals) set(m *map[string]string, content, pin string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	v, ok := f.sawAll[content]
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[content] = pin
+}
+
+func (f *finals) is(m *map[string]string, content, pin string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := (*m)[content]
 	return ok && v == pin
 }
 

@@ -80,12 +80,12 @@ func TestPinnedRequirementAcrossAttempts(t *testing.T) {
 					s = NewSnapshotter(SnapshotterOptions{Conn: conn, DriverName: testDriver, Client: client, Accessibility: true})
 				}
 				setClass(t, client, a.class)
-				fake.answer(a.answer)
+				fake.Answer(a.answer)
 				_, _, _, _, _, err := s.CreateSnapshot(context.Background(), snapName, "vol-1", createParams(nil), nil)
 				if status.Code(err) != status.Code(a.answer) {
 					t.Fatalf("attempt %d: error %v, want the driver's %v", i, err, a.answer)
 				}
-				reqs, _ := fake.calls()
+				reqs := fake.Requests()
 				if got := requisite(reqs[len(reqs)-1]); got != a.wantReq {
 					t.Errorf("attempt %d sent requisite %s, want %s", i, got, a.wantReq)
 				}
@@ -164,7 +164,7 @@ func TestPinConflictReadsTheOtherPin(t *testing.T) {
 	if _, _, _, _, _, err := s.CreateSnapshot(context.Background(), snapName, "vol-1", createParams(nil), nil); err != nil {
 		t.Fatal(err)
 	}
-	reqs, _ := fake.calls()
+	reqs := fake.Requests()
 	if got := requisite(reqs[0]); got != "r1/b" || conflicts != 1 {
 		t.Errorf("requisite %s after %d conflicts, want the other writer's pin r1/b after one", got, conflicts)
 	}

@@ -2,7 +2,6 @@ package snapshotter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -23,7 +22,8 @@ import (
 const recordTimeout = 30 * time.Second
 
 // record writes the driver's accessible_topology to the content's
-// spec.nodeAffinity unless the content already has one (package doc).
+// spec.nodeAffinity unless the content already has one
+// (controllers/README.md, "Recording accessible_topology").
 func (s *Snapshotter) record(ctx context.Context, target *createTarget, segments []*csi.Topology) error {
 	terms, err := topology.FromCSI(segments)
 	if err != nil {
@@ -65,7 +65,7 @@ func (s *Snapshotter) patchIfAbsent(ctx context.Context, name string, terms []v1
 		logger.V(2).Info("Keeping the nodeAffinity already set", "nodeAffinity", existing, "driverTopology", terms)
 		return nil
 	}
-	patch, err := guardedPatch(terms, content.GetResourceVersion())
+	patch, err := snapshotapi.NodeAffinityPatch(terms, content.GetResourceVersion())
 	if err != nil {
 		return err
 	}
@@ -74,19 +74,4 @@ func (s *Snapshotter) patchIfAbsent(ctx context.Context, name string, terms []v1
 	}
 	logger.V(2).Info("Recorded nodeAffinity", "nodeAffinity", terms)
 	return nil
-}
-
-// guardedPatch is snapshotapi.NodeAffinityPatch plus
-// metadata.resourceVersion, which the API server checks before applying.
-func guardedPatch(terms []v1.TopologySelectorTerm, resourceVersion string) ([]byte, error) {
-	raw, err := snapshotapi.NodeAffinityPatch(terms)
-	if err != nil {
-		return nil, err
-	}
-	var patch map[string]any
-	if err := json.Unmarshal(raw, &patch); err != nil {
-		return nil, err
-	}
-	patch["metadata"] = map[string]any{"resourceVersion": resourceVersion}
-	return json.Marshal(patch)
 }

@@ -34,20 +34,18 @@ type Config struct {
 // bootstrap's.
 func Run(ctx context.Context, cfg Config) error {
 	logger := klog.FromContext(ctx)
-	sidecar, err := bootstrap.NewSidecar(&cfg.Sidecar)
+	sidecar, err := bootstrap.NewCSISidecar(ctx, &cfg.Sidecar, cfg.Options.Timeout)
 	if err != nil {
 		return err
 	}
-	conn, mm, err := sidecar.ConnectCSI(ctx)
+	defer sidecar.Close()
+	cfg.Options.DriverName = sidecar.DriverName
+	conn := sidecar.Conn
+	caps, err := probePlugin(ctx, conn, cfg.Options)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	caps, err := probePlugin(ctx, conn, &cfg.Options)
-	if err != nil {
-		return err
-	}
-	sidecar.ServeCSIMetrics(mm, cfg.Options.DriverName)
+	sidecar.ServeCSIMetrics(cfg.Options.DriverName)
 	// As csi-snapshotter: group snapshots under upstream's gate
 	// CSIVolumeGroupSnapshot (GA, on by default), here only when the
 	// plugin serves them, so a driver without them needs no group RBAC.
@@ -63,22 +61,17 @@ func Run(ctx context.Context, cfg Config) error {
 	return sidecar.Run(ctx, ctrl.Run)
 }
 
-// probePlugin waits for the plugin, learns its name into o and checks
-// that it can create snapshots.
-func probePlugin(ctx context.Context, conn *grpc.ClientConn, o *Options) (Capabilities, error) {
-	name, err := bootstrap.DriverName(ctx, conn, o.Timeout)
-	if err != nil {
-		return Capabilities{}, err
-	}
+// probePlugin reads the plugin's capabilities and checks that it can
+// create snapshots.
+func probePlugin(ctx context.Context, conn *grpc.ClientConn, o Options) (Capabilities, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	o.DriverName = name
 	caps, err := Probe(ctx, conn)
 	if err != nil {
-		return Capabilities{}, fmt.Errorf("probing CSI driver %s: %w", name, err)
+		return Capabilities{}, fmt.Errorf("probing CSI driver %s: %w", o.DriverName, err)
 	}
 	if !caps.CreateDelete {
-		return Capabilities{}, fmt.Errorf("CSI driver %s does not have the controller capability CREATE_DELETE_SNAPSHOT", name)
+		return Capabilities{}, fmt.Errorf("CSI driver %s does not have the controller capability CREATE_DELETE_SNAPSHOT", o.DriverName)
 	}
 	return caps, nil
 }

@@ -21,7 +21,8 @@ import (
 )
 
 // metadataKeys are the parameters upstream adds with extra create
-// metadata; NewController always asks for them (see the package doc).
+// metadata; NewController always asks for them (controllers/README.md,
+// "Finding the VolumeSnapshotContent").
 var metadataKeys = []string{
 	utils.PrefixedVolumeSnapshotNameKey,
 	utils.PrefixedVolumeSnapshotNamespaceKey,
@@ -86,7 +87,8 @@ func (s *Snapshotter) topologyOn() bool {
 
 // CreateSnapshot cuts snapshot name of volumeHandle. With topology on it
 // sends the class's allowedTopologies as requirements and records the
-// answer in the content's nodeAffinity before returning (package doc).
+// answer in the content's nodeAffinity before returning
+// (controllers/README.md, "zonepath-snapshotter").
 func (s *Snapshotter) CreateSnapshot(ctx context.Context, name, volumeHandle string, parameters, secrets map[string]string) (string, string, time.Time, int64, bool, error) {
 	logger := klog.FromContext(ctx).WithValues("snapshot", name)
 	req := &csi.CreateSnapshotRequest{

@@ -128,7 +128,7 @@ func TestCreateSnapshot(t *testing.T) {
 
 func runCreateCase(t *testing.T, tc createCase) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, tc.gate)
-	fake := &fakeCSI{accessibility: tc.accessibility, topology: tc.driverTopo, err: tc.driverErr}
+	fake := &fakeCSI{accessibility: tc.accessibility, topology: tc.driverTopo, createCalls: createCalls{Always: tc.driverErr}}
 	content := contentObj("content", optTerms(t, tc.existing))
 	if tc.pin != nil {
 		content.SetAnnotations(map[string]string{snapshotapi.PinAnnotation: *tc.pin})
@@ -155,7 +155,7 @@ func runCreateCase(t *testing.T, tc createCase) {
 	if err == nil && (driver != testDriver || id != "snap-id-"+snapName || created.Unix() != 1700000000 || size != 1<<20 || !ready) {
 		t.Errorf("CreateSnapshot = %q %q %v %d %v", driver, id, created, size, ready)
 	}
-	reqs, _ := fake.calls()
+	reqs := fake.Requests()
 	if len(reqs) != tc.wantCalls {
 		t.Fatalf("driver got %d CreateSnapshot calls, want %d", len(reqs), tc.wantCalls)
 	}

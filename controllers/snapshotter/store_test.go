@@ -202,21 +202,21 @@ func (t *rvTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, 
 }
 
 func (t *rvTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
-	if err := t.precondition(gvr, obj, ns); err != nil {
-		return err
-	}
-	if err := t.bump(obj); err != nil {
-		return err
-	}
-	return t.ObjectTracker.Update(gvr, obj, ns, opts...)
+	return t.guarded(gvr, obj, ns, func() error { return t.ObjectTracker.Update(gvr, obj, ns, opts...) })
 }
 
 func (t *rvTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	return t.guarded(gvr, obj, ns, func() error { return t.ObjectTracker.Patch(gvr, obj, ns, opts...) })
+}
+
+// guarded writes obj with write once its precondition holds, with a new
+// resourceVersion.
+func (t *rvTracker) guarded(gvr schema.GroupVersionResource, obj runtime.Object, ns string, write func() error) error {
 	if err := t.precondition(gvr, obj, ns); err != nil {
 		return err
 	}
 	if err := t.bump(obj); err != nil {
 		return err
 	}
-	return t.ObjectTracker.Patch(gvr, obj, ns, opts...)
+	return write()
 }

@@ -16,7 +16,8 @@ import (
 // VolumeSnapshotContent.spec.nodeAffinity: one term per segment, one
 // single-value expression per key, keys sorted, terms in segment order
 // with duplicate segments dropped. It never folds segments together (see
-// the package doc). Nil or empty input returns nil: no constraint.
+// controllers/README.md, "Why the conversion is lossless"). Nil or empty
+// input returns nil: no constraint.
 //
 // A nil or empty segment, a key that is not a label key, an empty or
 // invalid label value, or more than MaxSegments segments is an error: such

@@ -8,8 +8,9 @@ import (
 )
 
 // TestMatchSemantics pins the reading of terms this package relies on
-// (doc.go: no constraint versus no node) to Kubernetes' matcher, so an
-// upstream change shows here rather than as a misplaced pod.
+// (controllers/README.md, "No constraint versus no node") to Kubernetes'
+// matcher, so an upstream change shows here rather than as a misplaced
+// pod.
 func TestMatchSemantics(t *testing.T) {
 	r1a := term(expr(rk, "r1"), expr(zk, "a"))
 	tests := []struct {

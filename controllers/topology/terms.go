@@ -25,7 +25,7 @@ import (
 // input is far more likely a mistake (values multiplied across keys) than
 // a topology, and failing loudly beats sending a driver a megabyte. The
 // zonepath driver accepts requirements of this size
-// (driver/world.MaxSegmentsPerRequirement; see the package doc).
+// (driver/world.MaxSegmentsPerRequirement; controllers/README.md, "Bounds").
 const MaxSegments = 1024
 
 // MaxKeysPerTerm bounds the expressions of one term, and so the keys of

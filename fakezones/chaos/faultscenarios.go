@@ -229,7 +229,7 @@ func (c *cycle) editAffinity(ctx context.Context, l layout) error {
 		return err
 	}
 	to := l.other(zone)
-	patch, _ := snapshotapi.NodeAffinityPatch(terms(to))
+	patch, _ := snapshotapi.NodeAffinityPatch(terms(to), "")
 	if err := c.edit(ctx, a, "VolumeSnapshotContent "+content.GetName(), func(ctx context.Context) error {
 		_, err := c.w.api.resource(kindContent).Patch(ctx, content.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
 		return err

@@ -8,30 +8,59 @@ import (
 	"github.com/kubernetes-csi/csi-lib-utils/connection"
 	"github.com/kubernetes-csi/csi-lib-utils/metrics"
 	csirpc "github.com/kubernetes-csi/csi-lib-utils/rpc"
+	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	"google.golang.org/grpc"
 	"k8s.io/component-base/metrics/legacyregistry"
 )
 
-// ConnectCSI connects to --csi-address as the CSI sidecars do: through
-// csi-lib-utils, with a metrics manager for the gRPC calls, and exiting
-// the process when the connection is lost (the driver restarted; so does
-// the pod's sidecar). Close the connection when done.
-func (s *Sidecar) ConnectCSI(ctx context.Context) (*grpc.ClientConn, metrics.CSIMetricsManager, error) {
-	mm := metrics.NewCSIMetricsManagerForSidecar("")
-	conn, err := connection.Connect(ctx, s.Flags.CSIAddress, mm, connection.OnConnectionLoss(connection.ExitOnConnectionLoss()))
-	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to the CSI driver at %s: %w", s.Flags.CSIAddress, err)
-	}
-	return conn, mm, nil
+// CSISidecar is a Sidecar connected to its CSI driver.
+type CSISidecar struct {
+	*Sidecar
+	// Conn is the connection to --csi-address.
+	Conn *grpc.ClientConn
+	// DriverName is the driver's name from GetPluginInfo.
+	DriverName string
+	metrics    metrics.CSIMetricsManager
 }
 
-// ServeCSIMetrics labels mm's metrics with the driver's name and, when
-// HTTP is served, serves them with the process's own at --metrics-path.
-func (s *Sidecar) ServeCSIMetrics(mm metrics.CSIMetricsManager, driver string) {
-	mm.SetDriverName(driver)
+// NewCSISidecar is NewSidecar, connected to --csi-address as the CSI
+// sidecars connect: through csi-lib-utils, with a metrics manager for the
+// gRPC calls, exiting the process when the connection is lost (the driver
+// restarted; so does the pod's sidecar), once the driver is ready and has
+// told its name (DriverName, within timeout). Close it when done.
+func NewCSISidecar(ctx context.Context, flags *standardflags.SidecarConfiguration, timeout time.Duration) (*CSISidecar, error) {
+	sidecar, err := NewSidecar(flags)
+	if err != nil {
+		return nil, err
+	}
+	return sidecar.connectCSI(ctx, timeout)
+}
+
+func (s *Sidecar) connectCSI(ctx context.Context, timeout time.Duration) (*CSISidecar, error) {
+	c := &CSISidecar{Sidecar: s, metrics: metrics.NewCSIMetricsManagerForSidecar("")}
+	var err error
+	c.Conn, err = connection.Connect(ctx, s.Flags.CSIAddress, c.metrics, connection.OnConnectionLoss(connection.ExitOnConnectionLoss()))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the CSI driver at %s: %w", s.Flags.CSIAddress, err)
+	}
+	if c.DriverName, err = DriverName(ctx, c.Conn, timeout); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close closes the connection to the driver.
+func (s *CSISidecar) Close() error { return s.Conn.Close() }
+
+// ServeCSIMetrics labels the CSI call metrics with the driver's name and,
+// when HTTP is served, serves them with the process's own at
+// --metrics-path.
+func (s *CSISidecar) ServeCSIMetrics(driver string) {
+	s.metrics.SetDriverName(driver)
 	if s.ServesHTTP() {
-		mm.WithAdditionalRegistry(legacyregistry.DefaultGatherer)
-		mm.RegisterToServer(s.Mux, s.Flags.MetricsPath)
+		s.metrics.WithAdditionalRegistry(legacyregistry.DefaultGatherer)
+		s.metrics.RegisterToServer(s.Mux, s.Flags.MetricsPath)
 	}
 }
 

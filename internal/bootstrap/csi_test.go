@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubernetes-csi/csi-lib-utils/metrics"
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
@@ -16,8 +17,11 @@ import (
 // an HTTP address is set.
 func TestServeCSIMetrics(t *testing.T) {
 	for _, addr := range []string{"", ":8080"} {
-		s := &Sidecar{Flags: &standardflags.SidecarConfiguration{MetricsPath: "/custom-metrics"}, Mux: http.NewServeMux(), addr: addr}
-		s.ServeCSIMetrics(metrics.NewCSIMetricsManagerForSidecar(""), "test.csi.dev")
+		s := &CSISidecar{
+			Sidecar: &Sidecar{Flags: &standardflags.SidecarConfiguration{MetricsPath: "/custom-metrics"}, Mux: http.NewServeMux(), addr: addr},
+			metrics: metrics.NewCSIMetricsManagerForSidecar(""),
+		}
+		s.ServeCSIMetrics("test.csi.dev")
 		rec := httptest.NewRecorder()
 		s.Mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/custom-metrics", nil))
 		if served := rec.Code == http.StatusOK; served != (addr != "") {
@@ -33,7 +37,7 @@ func TestConnectCSIFails(t *testing.T) {
 	s := &Sidecar{Flags: &standardflags.SidecarConfiguration{CSIAddress: sock}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := s.ConnectCSI(ctx); err == nil || !strings.Contains(err.Error(), "connecting to the CSI driver at "+sock) {
-		t.Errorf("ConnectCSI = %v, want an error naming %s", err, sock)
+	if _, err := s.connectCSI(ctx, time.Second); err == nil || !strings.Contains(err.Error(), "connecting to the CSI driver at "+sock) {
+		t.Errorf("connectCSI = %v, want an error naming %s", err, sock)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -156,4 +157,17 @@ func (le *LeaderElection) Run(ctx context.Context, work func(context.Context) er
 		return workErr
 	}
 	return fmt.Errorf("lost the lease %s/%s", le.Namespace, le.Name)
+}
+
+var notInName = regexp.MustCompile("[^a-zA-Z0-9-]")
+
+// LockName is name as a Lease name, spelled as csi-lib-utils spells it:
+// other characters than letters, digits and "-" become "-", and a name
+// ending in "-" gets an "X".
+func LockName(name string) string {
+	name = notInName.ReplaceAllString(name, "-")
+	if strings.HasSuffix(name, "-") {
+		name += "X"
+	}
+	return name
 }

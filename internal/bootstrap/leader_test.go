@@ -111,3 +111,17 @@ func TestLeaderElectionLost(t *testing.T) {
 		t.Errorf("Run() = %v, want lost the lease ns/lock", err)
 	}
 }
+
+// TestLockName: Lease names spelt as csi-lib-utils spells them, so that
+// a lease keeps its name when one sidecar replaces the other.
+func TestLockName(t *testing.T) {
+	for in, want := range map[string]string{
+		"zonepath-csi-dev": "zonepath-csi-dev",
+		"external-snapshotter-leader-zonepath.csi.dev": "external-snapshotter-leader-zonepath-csi-dev",
+		"driver/with_underscore.":                      "driver-with-underscore-X",
+	} {
+		if got := LockName(in); got != want {
+			t.Errorf("LockName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

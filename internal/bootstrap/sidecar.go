@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"regexp"
-	"strings"
 
 	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	"github.com/spf13/pflag"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/rest"
-	"k8s.io/component-base/featuregate"
 )
 
 // SidecarFlags registers the flags every CSI sidecar shares, as
@@ -122,19 +120,6 @@ func (s *Sidecar) leaderElection(restConfig *rest.Config) (*LeaderElection, erro
 	return le, nil
 }
 
-var notInName = regexp.MustCompile("[^a-zA-Z0-9-]")
-
-// LockName is name as a Lease name, spelled as csi-lib-utils spells it:
-// other characters than letters, digits and "-" become "-", and a name
-// ending in "-" gets an "X".
-func LockName(name string) string {
-	name = notInName.ReplaceAllString(name, "-")
-	if strings.HasSuffix(name, "-") {
-		name += "X"
-	}
-	return name
-}
-
 // healthHandler answers ok, or 500 with the reason when the lease held
 // has not been renewed in time.
 func healthHandler(le *LeaderElection) http.Handler {
@@ -152,19 +137,22 @@ func healthHandler(le *LeaderElection) http.Handler {
 // SidecarMain is the whole main of a CSI sidecar: it registers the
 // sidecar, logging and --feature-gates flags beside the sidecar's own
 // (addFlags), parses the command line, prints the version for --version,
-// and else runs run with the parsed sidecar flags until a signal, exiting
-// 1 when run fails.
-func SidecarMain(name, version string, gate featuregate.MutableVersionedFeatureGate,
-	addFlags func(*pflag.FlagSet), run func(context.Context, standardflags.SidecarConfiguration) error) {
-	cmd := NewCommand(name, version, gate)
+// and else copies the parsed sidecar flags to sidecar and runs run until a
+// signal, exiting 1 when run fails. --feature-gates sets k8s.io/apiserver's
+// DefaultMutableFeatureGate, where Kubernetes' gates and those a
+// component registers live.
+func SidecarMain(name, version string, sidecar *standardflags.SidecarConfiguration,
+	addFlags func(*pflag.FlagSet), run func(context.Context) error) {
+	cmd := NewCommand(name, version, utilfeature.DefaultMutableFeatureGate)
 	fs := pflag.CommandLine
 	addFlags(fs)
-	sidecar := SidecarFlags(fs)
+	parsed := SidecarFlags(fs)
 	cmd.AddFlags(fs)
 	pflag.Parse()
-	if sidecar.ShowVersion {
+	if parsed.ShowVersion {
 		fmt.Println(os.Args[0], version)
 		return
 	}
-	cmd.Run(func(ctx context.Context) error { return run(ctx, *sidecar) })
+	*sidecar = *parsed
+	cmd.Run(run)
 }

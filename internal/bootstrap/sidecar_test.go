@@ -144,18 +144,6 @@ current-context: c
 	}
 }
 
-func TestLockName(t *testing.T) {
-	for in, want := range map[string]string{
-		"zonepath-csi-dev": "zonepath-csi-dev",
-		"external-snapshotter-leader-zonepath.csi.dev": "external-snapshotter-leader-zonepath-csi-dev",
-		"driver/with_underscore.":                      "driver-with-underscore-X",
-	} {
-		if got := LockName(in); got != want {
-			t.Errorf("LockName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 type fakeSyncer map[reflect.Type]bool
 
 func (f fakeSyncer) WaitForCacheSync(stop <-chan struct{}) map[reflect.Type]bool {
@@ -190,5 +178,28 @@ func TestWaitForCacheSync(t *testing.T) {
 			defer cancel()
 			wanterr.Check(t, WaitForCacheSync(ctx, 10*time.Millisecond, tc.factories...), tc.wantErr)
 		})
+	}
+}
+
+// startedSyncer is a factory whose caches fill once it is started.
+type startedSyncer struct{ stop <-chan struct{} }
+
+func (s *startedSyncer) Start(stop <-chan struct{}) { s.stop = stop }
+
+func (s *startedSyncer) WaitForCacheSync(stop <-chan struct{}) map[reflect.Type]bool {
+	return map[reflect.Type]bool{reflect.TypeFor[int](): s.stop != nil}
+}
+
+// TestStartInformers: the factory runs until ctx ends, and its caches
+// are waited for.
+func TestStartInformers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &startedSyncer{}
+	if err := StartInformers(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if f.stop != ctx.Done() {
+		t.Error("the informers were not started until ctx ends")
 	}
 }

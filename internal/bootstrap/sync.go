@@ -42,3 +42,17 @@ func WaitForCacheSync(ctx context.Context, timeout time.Duration, factories ...C
 	slices.Sort(missing)
 	return fmt.Errorf("informer caches did not sync within %v: %s", timeout, strings.Join(missing, ", "))
 }
+
+// Informers is an informer factory that starts the informers asked of it.
+type Informers interface {
+	CacheSyncer
+	Start(stop <-chan struct{})
+}
+
+// StartInformers starts the informers asked of factory so far, until ctx
+// ends, and waits for their caches as WaitForCacheSync does, within
+// CacheSyncTimeout.
+func StartInformers(ctx context.Context, factory Informers) error {
+	factory.Start(ctx.Done())
+	return WaitForCacheSync(ctx, CacheSyncTimeout, factory)
+}

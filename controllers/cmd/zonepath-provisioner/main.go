@@ -12,9 +12,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	flag "github.com/spf13/pflag"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	// Register workqueue and leader election metrics in the legacy
 	// registry that --metrics-address serves, as csi-provisioner does.
@@ -30,12 +28,9 @@ var version = "devel"
 
 func main() {
 	var cfg provisioner.Config
-	bootstrap.SidecarMain("zonepath-provisioner", version, utilfeature.DefaultMutableFeatureGate,
+	bootstrap.SidecarMain("zonepath-provisioner", version, &cfg.Sidecar,
 		func(fs *flag.FlagSet) { addFlags(fs, &cfg) },
-		func(ctx context.Context, sidecar standardflags.SidecarConfiguration) error {
-			cfg.Sidecar = sidecar
-			return provisioner.Run(ctx, cfg)
-		})
+		func(ctx context.Context) error { return provisioner.Run(ctx, cfg) })
 }
 
 // addFlags registers csi-provisioner's own flags on fs, defaults included.

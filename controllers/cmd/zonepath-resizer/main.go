@@ -8,9 +8,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	flag "github.com/spf13/pflag"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	"github.com/zonepath/zonepath/controllers/resizer"
 	"github.com/zonepath/zonepath/internal/bootstrap"
@@ -24,12 +22,9 @@ func main() {
 	// --feature-gates as csi-resizer's: Kubernetes' gates, among them
 	// VolumeAttributesClass (GA and locked on since 1.36, so =true is
 	// accepted and =false refused; csi-resizer v2 has it on by default).
-	bootstrap.SidecarMain("zonepath-resizer", version, utilfeature.DefaultMutableFeatureGate,
+	bootstrap.SidecarMain("zonepath-resizer", version, &cfg.Sidecar,
 		func(fs *flag.FlagSet) { addFlags(fs, &cfg) },
-		func(ctx context.Context, sidecar standardflags.SidecarConfiguration) error {
-			cfg.Sidecar = sidecar
-			return resizer.Run(ctx, cfg)
-		})
+		func(ctx context.Context) error { return resizer.Run(ctx, cfg) })
 }
 
 // addFlags registers csi-resizer's own flags on fs, defaults included.

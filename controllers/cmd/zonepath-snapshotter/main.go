@@ -9,9 +9,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/standardflags"
 	flag "github.com/spf13/pflag"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	"github.com/zonepath/zonepath/controllers/snapshotter"
 	"github.com/zonepath/zonepath/internal/bootstrap"
@@ -22,12 +20,9 @@ var version = "devel"
 
 func main() {
 	var cfg snapshotter.Config
-	bootstrap.SidecarMain("zonepath-snapshotter", version, utilfeature.DefaultMutableFeatureGate,
+	bootstrap.SidecarMain("zonepath-snapshotter", version, &cfg.Sidecar,
 		func(fs *flag.FlagSet) { addFlags(fs, &cfg) },
-		func(ctx context.Context, sidecar standardflags.SidecarConfiguration) error {
-			cfg.Sidecar = sidecar
-			return snapshotter.Run(ctx, cfg)
-		})
+		func(ctx context.Context) error { return snapshotter.Run(ctx, cfg) })
 }
 
 // addFlags registers csi-snapshotter's own flags on fs, defaults included.
