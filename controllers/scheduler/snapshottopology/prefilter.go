@@ -59,7 +59,8 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 // zonal snapshot fits one zone's nodes, so the scheduler never reaches
 // its quota of feasible nodes early, and without the narrowing it passes
 // every node of the cluster through the filters to find them
-// (controllers/scheduler/README.md, "Throughput", has the measurement).
+// (controllers/scheduler/README.md, "Throughput", says what the measurement
+// found; bench/README.md has its figures).
 //
 // The framework reports every node a PreFilter result leaves out as
 // "didn't satisfy plugin(s) [SnapshotTopology]", without the reason that
