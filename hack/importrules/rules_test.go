@@ -52,7 +52,11 @@ func TestCheck(t *testing.T) {
 			"bench/csibench/load.go": imp("driver/drivertest"), "bench/schedbench/x_test.go": imp("fakezones/clustertest")}, nil},
 		{"fakezones importing bench", map[string]string{"fakezones/cluster/c.go": imp("bench/schedbench")},
 			[]string{"fakezones/cluster/c.go imports " + Module + "/bench/schedbench"}},
-		{"hack may import anything", map[string]string{"hack/x/x.go": imp("e2e/driverext")}, nil},
+		{"hack's tools importing the suite", map[string]string{"hack/cmd/x/x.go": imp("e2e/driverext")},
+			[]string{"hack/cmd/x/x.go imports " + Module + "/e2e/driverext"}},
+		{"hack importing bench", map[string]string{"hack/x/x.go": imp("bench/csibench")},
+			[]string{"hack/x/x.go imports " + Module + "/bench/csibench"}},
+		{"hack's tests may use internal's test helpers", map[string]string{"hack/x/x_test.go": imp("internal/wanterr")}, nil},
 		{"itself", map[string]string{"controllers/a/a.go": imp("controllers/b")}, nil},
 		{"other modules and testdata are skipped", map[string]string{
 			"hack/components/etcd/go.mod":     "module etcd\n",

@@ -29,7 +29,8 @@ type folder struct {
 	packages map[string]bool
 	files    int
 	lines    int
-	imports  map[string]bool
+	imports  map[string]bool // by code
+	tests    map[string]bool // by _test.go files only
 }
 
 func main() {
@@ -67,7 +68,7 @@ func run(root string, pkgs []string) error {
 		top := strings.SplitN(rel, "/", 2)[0]
 		fo := folders[top]
 		if fo == nil {
-			fo = &folder{packages: map[string]bool{}, imports: map[string]bool{}}
+			fo = &folder{packages: map[string]bool{}, imports: map[string]bool{}, tests: map[string]bool{}}
 			folders[top] = fo
 		}
 		dir := filepath.ToSlash(filepath.Dir(rel))
@@ -81,7 +82,12 @@ func run(root string, pkgs []string) error {
 		for _, imp := range f.Imports {
 			p := strings.Trim(imp.Path.Value, `"`)
 			if strings.HasPrefix(p, module) {
-				if other := strings.SplitN(strings.TrimPrefix(p, module), "/", 2)[0]; other != top {
+				other := strings.SplitN(strings.TrimPrefix(p, module), "/", 2)[0]
+				switch {
+				case other == top:
+				case strings.HasSuffix(path, "_test.go"):
+					fo.tests[other] = true
+				default:
 					fo.imports[other] = true
 				}
 			}
@@ -105,10 +111,16 @@ func run(root string, pkgs []string) error {
 }
 
 func printFolders(folders map[string]*folder) {
-	fmt.Println("top-level folder  packages  files  lines  imports (zonepath folders)")
+	fmt.Println("top-level folder  packages  files  lines  imports (zonepath folders; tests only in brackets)")
 	for _, name := range slices.Sorted(maps.Keys(folders)) {
 		fo := folders[name]
-		fmt.Printf("%-17s %8d %6d %6d  %s\n", name, len(fo.packages), fo.files, fo.lines, strings.Join(slices.Sorted(maps.Keys(fo.imports)), ", "))
+		imports := slices.Sorted(maps.Keys(fo.imports))
+		for _, t := range slices.Sorted(maps.Keys(fo.tests)) {
+			if !fo.imports[t] {
+				imports = append(imports, "["+t+"]")
+			}
+		}
+		fmt.Printf("%-17s %8d %6d %6d  %s\n", name, len(fo.packages), fo.files, fo.lines, strings.Join(imports, ", "))
 	}
 }
 
