@@ -3,7 +3,8 @@
 // convention that every binary is built from <area>/cmd/<name>. Its tests
 // fail when a table names a folder that does not exist or leaves one out,
 // and when a main package lives anywhere else (the e2e suite, built with
-// `go test -c`, is a test package and not a main one).
+// `go test -c`, is a test package and not a main one), and when a
+// Markdown file links to a path that a move left behind.
 //
 // It reads Markdown and the tree; it never writes either.
 package layout

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -146,6 +147,26 @@ func OffConvention(mains []string) []string {
 		parts := strings.Split(m, "/")
 		if len(parts) != 3 || parts[1] != "cmd" {
 			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// mdLink is a Markdown link's target: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// BrokenLinks are the relative links of one Markdown file, at path below
+// root, whose file or folder does not exist; URLs and anchors within the
+// page are not checked.
+func BrokenLinks(root, file, markdown string) []string {
+	var out []string
+	for _, m := range mdLink.FindAllStringSubmatch(markdown, -1) {
+		target, _, _ := strings.Cut(m[1], "#")
+		if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, path.Dir(file), target)); err != nil {
+			out = append(out, m[1])
 		}
 	}
 	return out

@@ -126,3 +126,44 @@ func TestGoPackagesAndConvention(t *testing.T) {
 		t.Errorf("OffConvention = %q, want %q", got, want)
 	}
 }
+
+// TestMarkdownLinks fails when a tracked Markdown file links to a file or
+// folder of the tree that does not exist, as moves leave behind.
+func TestMarkdownLinks(t *testing.T) {
+	files, err := TrackedFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".md") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		for _, l := range BrokenLinks(root, f, string(data)) {
+			t.Errorf("%s links to %s, which does not exist", f, l)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no Markdown file found: the walk is broken")
+	}
+}
+
+func TestBrokenLinks(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "b", "x.go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md := "[ok](b/x.go) [dir](b) [anchor](b/x.go#L3) [up](../a/b) [page](#top) [web](https://k8s.io/x) [gone](c/y.go) [gone too](../z#s)"
+	got := BrokenLinks(dir, "a/README.md", md)
+	if want := []string{"c/y.go", "../z#s"}; !slices.Equal(got, want) {
+		t.Errorf("BrokenLinks = %q, want %q", got, want)
+	}
+}
