@@ -118,12 +118,25 @@ load_images() {
 	log "loaded $n images from $list"
 }
 
+# fresh_data_dir: the driver keeps its state databases and volume data on
+# the host ($KIND_OUT/data, every node's /var/lib/zonepath), so they outlive
+# the cluster. A new cluster starts without a deleted one's: its snapshots
+# would still hold zones' quota, and its volumes capacity, with no API
+# object left to delete them.
+fresh_data_dir() {
+	if [[ -d $KIND_OUT/data && -n $(ls -A "$KIND_OUT/data") ]]; then
+		log "removing $KIND_OUT/data: the driver state of a deleted cluster"
+		rm -rf "$KIND_OUT/data"
+	fi
+	mkdir -p "$KIND_OUT/data"
+}
+
 create() {
 	local image=$1 flags gen=$KIND_OUT/cluster.yaml
 	[[ -f $CONFIG ]] || die "KIND_CONFIG $CONFIG: no such file"
 	read -r -a flags <<<"$(workaround_flags "$image")"
 	(cd "$KIND_ROOT" && "$GO" run ./kind/cmd/kindconfig --in "$CONFIG" --out "$gen" --base "$KIND_ROOT" "${flags[@]}")
-	mkdir -p "$KIND_OUT/data"
+	fresh_data_dir
 	log "cluster config: $gen (from $CONFIG)"
 	"$KIND" create cluster --name "$CLUSTER" --config "$gen" --image "$image" --kubeconfig "$KUBECONFIG_OUT"
 	[[ " ${flags[*]} " != *" --simple-cni "* ]] || step "simple CNI" setup_simple_cni
