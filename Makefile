@@ -3,6 +3,9 @@ GO         ?= go
 BIN        := $(CURDIR)/bin
 OUT        := $(CURDIR)/_output
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+# Expanded once: every step of one make run tags and deploys the same
+# version, even when HEAD moves while a long target runs.
+VERSION    := $(VERSION)
 LDFLAGS    := -X main.version=$(VERSION)
 # Fuzz targets run for a bounded time in `make test`.
 FUZZTIME   ?= 10s
