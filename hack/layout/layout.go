@@ -90,21 +90,30 @@ func TopFolders(files []string) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-// GoPackages are the folders holding tracked Go files of this module:
-// not testdata, not a folder below another module's go.mod.
-func GoPackages(files []string) []string {
+// GoFiles are the tracked Go files of this module: not in the root
+// folder, not under testdata, not below another module's go.mod.
+func GoFiles(files []string) []string {
 	modules := map[string]bool{}
 	for _, f := range files {
 		if path.Base(f) == "go.mod" && f != "go.mod" {
 			modules[path.Dir(f)] = true
 		}
 	}
-	set := map[string]bool{}
+	var out []string
 	for _, f := range files {
 		dir := path.Dir(f)
 		if strings.HasSuffix(f, ".go") && dir != "." && !strings.Contains("/"+dir+"/", "/testdata/") && !below(dir, modules) {
-			set[dir] = true
+			out = append(out, f)
 		}
+	}
+	return out
+}
+
+// GoPackages are the folders of GoFiles.
+func GoPackages(files []string) []string {
+	set := map[string]bool{}
+	for _, f := range GoFiles(files) {
+		set[path.Dir(f)] = true
 	}
 	return slices.Sorted(maps.Keys(set))
 }
@@ -118,12 +127,12 @@ func below(dir string, modules map[string]bool) bool {
 	return false
 }
 
-// MainPackages are the packages among pkgs whose non-test files are
+// MainPackages are the packages of GoFiles whose non-test files are
 // package main.
 func MainPackages(root string, files []string) ([]string, error) {
 	set := map[string]bool{}
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".go") || strings.HasSuffix(f, "_test.go") {
+	for _, f := range GoFiles(files) {
+		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
 		parsed, err := parser.ParseFile(token.NewFileSet(), path.Join(root, f), nil, parser.PackageClauseOnly)

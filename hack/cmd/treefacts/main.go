@@ -1,4 +1,5 @@
-// Command treefacts prints facts about the layout of a zonepath checkout:
+// Command treefacts prints facts about the layout of a zonepath checkout
+// (its tracked files, as hack/layout reads them):
 // each top-level folder, its Go packages and lines, and which other
 // top-level folders it imports; the main packages that do not live at
 // <area>/cmd/<name>; and, for the packages named by -pkg, the largest file
@@ -14,12 +15,13 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/zonepath/zonepath/hack/layout"
 )
 
 const module = "github.com/zonepath/zonepath/"
@@ -44,59 +46,17 @@ func main() {
 }
 
 func run(root string, pkgs []string) error {
+	files, err := layout.TrackedFiles(root)
+	if err != nil {
+		return err
+	}
 	folders := map[string]*folder{}
-	mains := map[string]bool{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
+	for _, f := range layout.GoFiles(files) {
+		if err := count(folders, root, f); err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || d.Name() == "testdata" || d.Name() == "bin") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || !strings.Contains(rel, "/") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		top := strings.SplitN(rel, "/", 2)[0]
-		fo := folders[top]
-		if fo == nil {
-			fo = &folder{packages: map[string]bool{}, imports: map[string]bool{}, tests: map[string]bool{}}
-			folders[top] = fo
-		}
-		dir := filepath.ToSlash(filepath.Dir(rel))
-		fo.packages[dir] = true
-		fo.files++
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		fo.lines += strings.Count(string(data), "\n")
-		for _, imp := range f.Imports {
-			p := strings.Trim(imp.Path.Value, `"`)
-			if strings.HasPrefix(p, module) {
-				other := strings.SplitN(strings.TrimPrefix(p, module), "/", 2)[0]
-				switch {
-				case other == top:
-				case strings.HasSuffix(path, "_test.go"):
-					fo.tests[other] = true
-				default:
-					fo.imports[other] = true
-				}
-			}
-		}
-		if f.Name.Name == "main" && !strings.HasSuffix(path, "_test.go") {
-			mains[dir] = true
-		}
-		return nil
-	})
+	}
+	mains, err := layout.MainPackages(root, files)
 	if err != nil {
 		return err
 	}
@@ -105,6 +65,42 @@ func run(root string, pkgs []string) error {
 	for _, p := range pkgs {
 		if err := printPackage(filepath.Join(root, p), p); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// count adds one Go file, rel to root, to its top-level folder's facts.
+func count(folders map[string]*folder, root, rel string) error {
+	path := filepath.Join(root, rel)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), path, data, parser.ImportsOnly)
+	if err != nil {
+		return err
+	}
+	top, _, _ := strings.Cut(rel, "/")
+	fo := folders[top]
+	if fo == nil {
+		fo = &folder{packages: map[string]bool{}, imports: map[string]bool{}, tests: map[string]bool{}}
+		folders[top] = fo
+	}
+	fo.packages[filepath.ToSlash(filepath.Dir(rel))] = true
+	fo.files++
+	fo.lines += strings.Count(string(data), "\n")
+	for _, imp := range f.Imports {
+		p := strings.Trim(imp.Path.Value, `"`)
+		if !strings.HasPrefix(p, module) {
+			continue
+		}
+		switch other, _, _ := strings.Cut(strings.TrimPrefix(p, module), "/"); {
+		case other == top:
+		case strings.HasSuffix(rel, "_test.go"):
+			fo.tests[other] = true
+		default:
+			fo.imports[other] = true
 		}
 	}
 	return nil
@@ -125,13 +121,13 @@ func printFolders(folders map[string]*folder) {
 }
 
 // printMains lists the main packages and whether each follows
-// <area>/cmd/<name>.
-func printMains(mains map[string]bool) {
+// <area>/cmd/<name> (layout.OffConvention, the rule hack/layout's test holds).
+func printMains(mains []string) {
+	off := layout.OffConvention(mains)
 	fmt.Println("\nmain packages (convention <area>/cmd/<name>)")
-	for _, dir := range slices.Sorted(maps.Keys(mains)) {
-		parts := strings.Split(dir, "/")
+	for _, dir := range mains {
 		verdict := "ok"
-		if len(parts) != 3 || parts[1] != "cmd" {
+		if slices.Contains(off, dir) {
 			verdict = "elsewhere"
 		}
 		fmt.Printf("  %-45s %s\n", dir, verdict)
