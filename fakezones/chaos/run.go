@@ -234,9 +234,9 @@ func (r *run) finish(ctx context.Context, settle time.Duration) ([]Finding, erro
 	t0 := time.Now()
 	// The shared classes go last: a content being deleted may need its
 	// class for one more CreateSnapshot retry.
-	r.settled(t0, settle)
+	r.settled(t0, settle, nil)
 	r.workload.tearDown(ctx)
-	r.settled(t0, settle+min(settle, 10*time.Second))
+	r.settled(t0, settle+min(settle, 10*time.Second), func() bool { return r.leftovers(ctx) })
 	progressDone()
 	r.stopReaper()
 	fmt.Fprintf(r.o.Out, "chaos: settled in %s, %d deletions still pending; auditing both ends\n", time.Since(t0).Round(time.Second), r.reaper.waiting())
@@ -255,12 +255,22 @@ func (r *run) finish(ctx context.Context, settle time.Duration) ([]Finding, erro
 	return append(findings, Stuck(objs, origins)...), nil
 }
 
-// settled waits until the reaper has nothing pending or bound has passed
-// since t0.
-func (r *run) settled(t0 time.Time, bound time.Duration) {
-	for r.reaper.waiting() > 0 && time.Since(t0) < bound {
+// settled waits until the reaper has nothing pending and, when left is
+// given, left says nothing is left, or until bound has passed since t0.
+func (r *run) settled(t0 time.Time, bound time.Duration, left func() bool) {
+	for time.Since(t0) < bound && (r.reaper.waiting() > 0 || (left != nil && left())) {
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// leftovers reports whether the API still holds an object the audit would
+// call stuck. A deletion the reaper no longer waits for can still have left
+// a content being created, which its sidecar finishes at its next retry
+// (at most MaxBackoff later); the audit's verdict waits for the settle
+// bound, not for the reaper's list alone.
+func (r *run) leftovers(ctx context.Context) bool {
+	objs, err := r.api.inventory(ctx)
+	return err != nil || len(Stuck(objs, r.ledger.Snapshot().Origins)) > 0
 }
 
 // lockedWriter serialises the run's output lines.
