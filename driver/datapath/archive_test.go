@@ -94,6 +94,21 @@ func TestREADMERefusalTable(t *testing.T) {
 	checkREADME(t, b.String())
 }
 
+// TestAbbreviate keeps a deep path's first and last levels: a status
+// message holding all 1,025 would be longer than an event can show.
+func TestAbbreviate(t *testing.T) {
+	for _, tt := range []struct{ name, want string }{
+		{"a", "a"},
+		{"a/b/c/d/e/f/g/h", "a/b/c/d/e/f/g/h"},
+		{"a/b/c/d/e/f/g/h/i", "a/b/c/d/…(1 more)…/f/g/h/i"},
+		{strings.Repeat("d/", 1024) + "x", "d/d/d/d/…(1017 more)…/d/d/d/x"},
+	} {
+		if got := abbreviate(tt.name); got != tt.want {
+			t.Errorf("abbreviate(%.40q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
 // TestDepth checks that a tree nested as deep as the limit is copied and
 // one level more refused, by clone, snapshot and usage alike, and that a
 // restore refuses to nest deeper too.

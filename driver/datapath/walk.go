@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -88,7 +89,7 @@ func (w *walker) entry(fd int, name, base string, depth int) error {
 		defer f.Close()
 	}
 	if e.Kind == Dir && depth > maxDepth {
-		return fmt.Errorf("%q: %w", name, ErrTooDeep)
+		return fmt.Errorf("%q: %w", abbreviate(name), ErrTooDeep)
 	}
 	var content io.Reader
 	if e.Kind == File && f != nil {
@@ -231,4 +232,15 @@ func Usage(dir string) (bytes, inodes int64, err error) {
 	}
 	err = w.walk(dir)
 	return bytes, inodes, err
+}
+
+// abbreviate shortens a path too deep to copy to its first and last
+// levels: the whole of it may be thousands of bytes, more than an event or
+// a status message holds.
+func abbreviate(name string) string {
+	parts := strings.Split(name, "/")
+	if len(parts) <= 8 {
+		return name
+	}
+	return fmt.Sprintf("%s/…(%d more)…/%s", strings.Join(parts[:4], "/"), len(parts)-8, strings.Join(parts[len(parts)-4:], "/"))
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
 	"github.com/zonepath/zonepath/driver/datapath"
@@ -310,6 +312,19 @@ func (d *dataDir) deleteSnapshot(id string) error {
 		}
 	}
 	return nil
+}
+
+// dataStatus is the status of a call whose copy or walk of volume data
+// failed. A tree nested deeper than datapath.MaxDepth is the tenant's
+// layout, not a fault of the driver's: FAILED_PRECONDITION tells the user
+// what to change, where INTERNAL would hide it and invite a retry that
+// cannot succeed until the tree is flattened.
+func dataStatus(err error, format string, args ...any) error {
+	code := codes.Internal
+	if errors.Is(err, datapath.ErrTooDeep) {
+		code = codes.FailedPrecondition
+	}
+	return status.Errorf(code, format+": %v", append(args, err)...)
 }
 
 // usage sums the bytes and inodes below a volume directory, read as a copy

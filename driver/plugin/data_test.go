@@ -2,13 +2,20 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/zonepath/zonepath/driver/datapath"
 )
 
 // TestTenantLayoutThroughRPCs cuts a snapshot of a volume holding what a
@@ -75,13 +82,72 @@ func TestTenantLayoutThroughRPCs(t *testing.T) {
 	}
 }
 
+// TestTooDeepATreeIsFailedPrecondition nests a tenant's directories one
+// level deeper than a copy may walk: a snapshot and a clone of the volume
+// answer FAILED_PRECONDITION naming the limit, since the tenant's layout
+// has to change before any retry can succeed, and INTERNAL would say the
+// driver failed. The same volume one level shallower copies fine.
+func TestTooDeepATreeIsFailedPrecondition(t *testing.T) {
+	p := mustNew(t, Config{StateDir: t.TempDir(), ServeController: true, Mount: "none"})
+	defer p.Close()
+	ctx := context.Background()
+	src := createVolume(t, p, "deep", nil)
+	nested := filepath.Join(p.data.volumePath(src, false), strings.Repeat("d/", datapath.MaxDepth+1))
+	if err := os.MkdirAll(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	clone := &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{
+		Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: src}}}
+	calls := map[string]func() error{
+		"CreateSnapshot": func() error {
+			_, err := p.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "s", SourceVolumeId: src})
+			return err
+		},
+		"CreateVolume from a volume": func() error {
+			_, err := p.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "clone", VolumeContentSource: clone,
+				VolumeCapabilities: []*csi.VolumeCapability{mountCapability()}})
+			return err
+		},
+	}
+	for name, call := range calls {
+		err := call()
+		if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), datapath.ErrTooDeep.Error()) {
+			t.Errorf("%s of a tree nested %d levels deep: %v; want FAILED_PRECONDITION naming the limit", name, datapath.MaxDepth+1, err)
+		}
+		if len(status.Convert(err).Message()) > 256 {
+			t.Errorf("%s: a message of %d bytes, more than an event shows whole: %.300s", name, len(status.Convert(err).Message()), err)
+		}
+	}
+	if err := os.Remove(nested); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range calls {
+		if err := call(); err != nil {
+			t.Errorf("%s of a tree nested %d levels deep: %v", name, datapath.MaxDepth, err)
+		}
+	}
+}
+
+// TestDataStatus checks which failures of a copy are the tenant's layout.
+func TestDataStatus(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want codes.Code
+	}{
+		{fmt.Errorf("%q: %w", "d/d", datapath.ErrTooDeep), codes.FailedPrecondition},
+		{errors.New("refusing to restore the archive"), codes.Internal},
+		{os.ErrPermission, codes.Internal},
+	} {
+		if got := status.Code(dataStatus(tt.err, "copying volume %s", "v")); got != tt.want {
+			t.Errorf("dataStatus(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
 func createVolume(t *testing.T, p *Plugin, name string, source *csi.VolumeContentSource) string {
 	t.Helper()
 	v, err := p.CreateVolume(context.Background(), &csi.CreateVolumeRequest{Name: name, VolumeContentSource: source,
-		VolumeCapabilities: []*csi.VolumeCapability{{
-			AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}},
-			AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		}}})
+		VolumeCapabilities: []*csi.VolumeCapability{mountCapability()}})
 	if err != nil {
 		t.Fatalf("CreateVolume %s: %v", name, err)
 	}

@@ -125,7 +125,7 @@ func (p *Plugin) cutMembers(ctx context.Context, sources []string) ([]string, er
 		}
 		id := newID(snapshotPrefix)
 		if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
-			err = status.Errorf(codes.Internal, "cutting snapshot %s of volume %s: %v", id, src.ID, err)
+			err = dataStatus(err, "cutting snapshot %s of volume %s", id, src.ID)
 			return nil, p.dropCut(ctx, append(ids, id), err)
 		}
 		ids = append(ids, id)

@@ -472,7 +472,7 @@ func (p *Plugin) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeS
 	}
 	used, inodes, err := p.data.usage(req.GetVolumeId())
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "measuring volume %s: %v", req.GetVolumeId(), err)
+		return nil, dataStatus(err, "measuring volume %s", req.GetVolumeId())
 	}
 	return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{
 		{Unit: csi.VolumeUsage_BYTES, Total: capacity, Used: used, Available: max(0, capacity-used)},

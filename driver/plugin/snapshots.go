@@ -60,7 +60,7 @@ func (p *Plugin) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	}
 	id := newID(snapshotPrefix)
 	if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
-		return nil, status.Errorf(codes.Internal, "cutting snapshot %s of volume %s: %v", id, src.ID, err)
+		return nil, dataStatus(err, "cutting snapshot %s of volume %s", id, src.ID)
 	}
 	snap, err := newRecord[state.Snapshot]{
 		kind:     "snapshot",

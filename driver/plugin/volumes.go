@@ -65,7 +65,7 @@ func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	}
 	id := newID(volumePrefix)
 	if err := p.data.createVolume(id, spec.block, spec.size, spec.sourceSnapshot, spec.sourceVolume); err != nil {
-		return nil, status.Errorf(codes.Internal, "creating data of volume %s: %v", id, err)
+		return nil, dataStatus(err, "creating data of volume %s", id)
 	}
 	vol, err := newRecord[state.Volume]{
 		kind:     "volume",
