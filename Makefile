@@ -172,12 +172,13 @@ e2e-mutants: build components $(SCHEDULER_MUTANTS:%=$(BIN)/mutants/zonepath-sche
 ## kube-apiserver and etcd are SIGKILLed and restarted one at a time (a kill
 ## every 3 s), with lost replies and admin edits between a lost reply and its
 ## retry; then an orphan audit of the driver and the API (fakezones/chaos).
+## The components run as deploy/rbac's ServiceAccounts, as in make conformance.
 ## Prints a table component → kills, operations, orphans, stuck; fails on any
 ## orphan or stuck object. At most 10 minutes; the cluster always stops.
 ## Output under _output/chaos/. Shorter, for CI: make chaos CHAOS_FLAGS="--duration 3m"
 CHAOS_FLAGS ?=
 chaos: build components
-	$(BIN)/zonepath-cluster chaos --output-dir $(OUT)/chaos $(CHAOS_FLAGS)
+	$(BIN)/zonepath-cluster chaos --output-dir $(OUT)/chaos --rbac deploy/rbac $(CHAOS_FLAGS)
 
 ## fakezones-up / fakezones-down: a local multi-zone cluster of processes
 ## (fakezones/); kubeconfig at _output/fakezones/kubeconfig/admin.

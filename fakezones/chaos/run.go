@@ -26,8 +26,12 @@ type Options struct {
 	OutputDir string
 	// BinDir and CRDDir are as for cluster.Options.
 	BinDir, CRDDir string
-	Cluster        *spec.Cluster
-	FeatureGates   string
+	// RBACDir is cluster.Options.RBACDir: with it the components run as
+	// deploy/'s ServiceAccounts, so a retry needing a verb the roles lack
+	// fails the run as it would fail a cluster.
+	RBACDir      string
+	Cluster      *spec.Cluster
+	FeatureGates string
 	// Duration bounds the whole run, the cluster's start and stop
 	// included.
 	Duration time.Duration
@@ -85,7 +89,7 @@ func Run(ctx context.Context, o Options) ([]Finding, error) {
 	}
 	fmt.Fprintf(out, "chaos: starting a fake-zones cluster in %s\n", filepath.Join(o.OutputDir, "cluster"))
 	state, err := cluster.Up(ctx, cluster.Options{WorkDir: filepath.Join(o.OutputDir, "cluster"), BinDir: o.BinDir, CRDDir: o.CRDDir,
-		Cluster: o.Cluster, FeatureGates: o.FeatureGates, DriverFaultRules: faults.path, MaxBackoff: o.MaxBackoff,
+		RBACDir: o.RBACDir, Cluster: o.Cluster, FeatureGates: o.FeatureGates, DriverFaultRules: faults.path, MaxBackoff: o.MaxBackoff,
 		Timeout: 5 * time.Minute, Out: out})
 	if err != nil {
 		return nil, fmt.Errorf("cluster up: %w", err)

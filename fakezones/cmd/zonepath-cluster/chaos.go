@@ -50,7 +50,11 @@ scenario, and exits non-zero on any finding. The cluster is always stopped.`,
 				o.Seed = rand.Uint64() % 1_000_000
 			}
 			o.Cluster, o.Out = cl, cmd.OutOrStdout()
-			if err := absPaths(&o.OutputDir, &o.BinDir, &o.CRDDir); err != nil {
+			paths := []*string{&o.OutputDir, &o.BinDir, &o.CRDDir}
+			if o.RBACDir != "" {
+				paths = append(paths, &o.RBACDir)
+			}
+			if err := absPaths(paths...); err != nil {
 				return err
 			}
 			// client-go's complaints while kube-apiserver is killed under
@@ -71,6 +75,7 @@ scenario, and exits non-zero on any finding. The cluster is always stopped.`,
 	fl.StringVar(&o.OutputDir, "output-dir", "_output/chaos", "directory for the cluster, the fault rules and report.txt; wiped first")
 	fl.StringVar(&o.BinDir, "bin-dir", binDir(), "directory of the components (make components, make build)")
 	fl.StringVar(&o.CRDDir, "crd-dir", filepath.Join(binDir(), "crds"), "directory of the snapshot CRDs to install (make crds)")
+	fl.StringVar(&o.RBACDir, "rbac", "", "kustomization of ServiceAccounts and roles (deploy/rbac), as for up: the components run as its ServiceAccounts, so a verb a retry needs and the roles lack fails the run; without it every component is admin")
 	fl.StringVar(&file, "config", "", "cluster file (fakezones/spec); it needs two zones in one region, and a zone with a snapshot quota for the exhausted scenario (default: 2 regions, 4 zones, 2 nodes each, snapshotQuotas zone-d: 1)")
 	fl.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
 	fl.DurationVar(&o.Duration, "duration", 10*time.Minute, "bound of the whole run, the cluster's start and stop included; longer for a longer soak, 3m for CI")
