@@ -174,8 +174,8 @@ e2e-mutants: build components $(SCHEDULER_MUTANTS:%=$(BIN)/mutants/zonepath-sche
 ## retry; then an orphan audit of the driver and the API (fakezones/chaos).
 ## The components run as deploy/rbac's ServiceAccounts, as in make conformance.
 ## Prints a table component → kills, operations, orphans, stuck; fails on any
-## orphan or stuck object. At most 10 minutes; the cluster always stops.
-## Output under _output/chaos/. Shorter, for CI: make chaos CHAOS_FLAGS="--duration 3m"
+## orphan, stuck object or failed cycle. At most 10 minutes; the cluster always stops.
+## Output under _output/chaos/. Shorter, for CI: make chaos CHAOS_FLAGS="--duration 5m"
 CHAOS_FLAGS ?=
 chaos: build components
 	$(BIN)/zonepath-cluster chaos --output-dir $(OUT)/chaos --rbac deploy/rbac $(CHAOS_FLAGS)

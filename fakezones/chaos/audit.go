@@ -32,6 +32,12 @@ const (
 	// finding; still a finding, which --tolerate-upstream-defects lets
 	// pass (Verdict).
 	RuleUpstream = "upstream-defect"
+	// RuleFailed: a cycle whose objects never reached their end state (a
+	// claim Bound, a snapshot ReadyToUse) though the run did not end under
+	// it. Nothing may be left behind, yet the stack did not deliver: a
+	// verb missing from the roles, a final error on a retry, a wait that
+	// never ends.
+	RuleFailed = "failed-cycle"
 )
 
 // Verdict is a run's result: nil without findings, or with only
@@ -109,6 +115,21 @@ func (f Finding) String() string {
 		s += " (cycle " + f.Cycle + ")"
 	}
 	return s
+}
+
+// Failed is a finding for every cycle that ended neither ok nor cut short;
+// the cycle's outcome, printed under it, says what went wrong.
+func Failed(cycles []Cycle) []Finding {
+	var out []Finding
+	for _, c := range cycles {
+		switch c.Outcome {
+		case OutcomeOK, OutcomeCutShort, "":
+			continue
+		}
+		out = append(out, Finding{Rule: RuleFailed, What: "cycle " + c.Name + " (" + c.Scenario + ")",
+			Why: "its objects never reached their end state, though the run went on", Cycle: c.Name})
+	}
+	return out
 }
 
 // Origins tells which workload cycle made a backend object, by its ID.

@@ -225,3 +225,22 @@ func TestVerdict(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedCycles: a cycle that ended with an error is a finding even
+// when it left nothing behind; one that succeeded, or that the run's end
+// cut short, is not.
+func TestFailedCycles(t *testing.T) {
+	cycles := []Cycle{
+		{Name: "c001", Scenario: "zonal-immediate", Outcome: OutcomeOK},
+		{Name: "c002", Scenario: "region-wffc", Outcome: OutcomeCutShort},
+		{Name: "c003", Scenario: "zonal-immediate", Outcome: `claim c003-restore not bound: context deadline exceeded`},
+		{Name: "c004", Scenario: "edit-class", Outcome: ""},
+	}
+	got := Failed(cycles)
+	if len(got) != 1 || got[0].Rule != RuleFailed || got[0].Cycle != "c003" || !strings.Contains(got[0].What, "zonal-immediate") {
+		t.Fatalf("Failed = %v, want one failed-cycle finding for c003 (zonal-immediate)", got)
+	}
+	if err := Verdict(got, true); !errors.Is(err, ErrFindings) {
+		t.Errorf("Verdict of a failed cycle, upstream defects tolerated = %v, want %v", err, ErrFindings)
+	}
+}

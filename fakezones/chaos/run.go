@@ -105,6 +105,10 @@ func Run(ctx context.Context, o Options) ([]Finding, error) {
 		return nil, fmt.Errorf("--duration %s leaves %s for chaos after the cluster's start (%s), the settle time and %s for the audit and stop",
 			o.Duration, time.Until(phaseEnd).Round(time.Second), time.Since(t0).Round(time.Second), reserve)
 	}
+	if phase := time.Until(phaseEnd); phase < stepTimeout {
+		fmt.Fprintf(out, "chaos: %s of chaos is less than a step's bound (%s): a cycle that stalls will be cut short, not failed; a longer --duration sees stalls\n",
+			phase.Round(time.Second), stepTimeout)
+	}
 	killErr := r.chaos(ctx, phaseEnd)
 	stopSupervising := r.killer.supervise(ctx)
 	defer stopSupervising()
@@ -245,6 +249,7 @@ func (r *run) finish(ctx context.Context, settle time.Duration) ([]Finding, erro
 	r.stopReaper()
 	fmt.Fprintf(r.o.Out, "chaos: settled in %s, %d deletions still pending; auditing both ends\n", time.Since(t0).Round(time.Second), r.reaper.waiting())
 	findings := r.ledger.Snapshot().Findings
+	findings = append(findings, Failed(r.ledger.Snapshot().Cycles)...)
 	backend, err := r.driver.list(ctx)
 	if err != nil {
 		return findings, fmt.Errorf("the audit cannot list the driver's volumes and snapshots: %w", err)

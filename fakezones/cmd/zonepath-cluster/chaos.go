@@ -31,8 +31,8 @@ exhausted zone, lost replies, admin edits between a lost reply and its retry) wh
 restarts, one at a time, the zonepath controller, each sidecar, the scheduler, snapshot-controller,
 kube-apiserver and etcd. Then the workload deletes everything, and after a bounded settle time it
 audits both ends: the driver's volumes and snapshots against the API objects and back, restores
-against their snapshots' topology, and anything left. It prints a table per component and per
-scenario, and exits non-zero on any finding. The cluster is always stopped.`,
+against their snapshots' topology, anything left, and cycles that failed. It prints a table per
+component and per scenario, and exits non-zero on any finding. The cluster is always stopped.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := chaos.DefaultCluster()
 			if file != "" {
@@ -78,7 +78,7 @@ scenario, and exits non-zero on any finding. The cluster is always stopped.`,
 	fl.StringVar(&o.RBACDir, "rbac", "", "kustomization of ServiceAccounts and roles (deploy/rbac), as for up: the components run as its ServiceAccounts, so a verb a retry needs and the roles lack fails the run; without it every component is admin")
 	fl.StringVar(&file, "config", "", "cluster file (fakezones/spec); it needs two zones in one region, and a zone with a snapshot quota for the exhausted scenario (default: 2 regions, 4 zones, 2 nodes each, snapshotQuotas zone-d: 1)")
 	fl.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
-	fl.DurationVar(&o.Duration, "duration", 10*time.Minute, "bound of the whole run, the cluster's start and stop included; longer for a longer soak, 3m for CI")
+	fl.DurationVar(&o.Duration, "duration", 10*time.Minute, "bound of the whole run, the cluster's start and stop included; longer for a longer soak, 5m for CI (the least that gives a stalled cycle time to fail)")
 	fl.DurationVar(&o.Settle, "settle", 0, "bound of the wait for the workload's deletions before the audit (default: an eighth of --duration, 30s to 90s)")
 	fl.DurationVar(&o.KillEvery, "kill-every", 3*time.Second, "time from one kill to the next, at least half a second after the killed component is back")
 	fl.IntVar(&o.Lanes, "lanes", 2, "plain snapshot → restore cycles running at once, besides the lane of lost replies and edits and the exhausted zone's")
