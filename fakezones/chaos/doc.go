@@ -8,7 +8,8 @@
 // replies through the driver's fault rules and admin edits between a lost
 // reply and its retry), the reaper that watches every deletion, and the
 // audit: Orphans, Missing, Stuck and OutsideTopology, pure functions over
-// the driver's List calls and the API server's objects. The report is a
+// the driver's List calls and the API server's objects, and Failed over the
+// cycles' outcomes. The report is a
 // table component → kills, operations, orphans, stuck.
 //
 // It must not change what it tests: no component's code is touched; its
