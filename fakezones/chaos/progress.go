@@ -76,7 +76,7 @@ func (r *run) report(findings []Finding, t0 time.Time) {
 	WriteScenarios(&b, Scenarios(s, findings))
 	fmt.Fprintln(&b)
 	if len(findings) == 0 {
-		fmt.Fprintln(&b, "findings: none: every backend object has its API object and back, every restore is inside its snapshot's topology, nothing is stuck")
+		fmt.Fprintln(&b, "findings: none: every backend object has its API object and back, every restore is inside its snapshot's topology, no cycle failed, nothing is stuck")
 	} else {
 		fmt.Fprintf(&b, "findings: %d\n", len(findings))
 		WriteFindings(&b, s, findings)
