@@ -38,13 +38,15 @@ func (r *run) progress(ctx context.Context, phase string) (stop func()) {
 // line is one progress line.
 func (r *run) line() string {
 	s := r.ledger.Snapshot()
-	var ok, failed, running int
+	var ok, failed, cut, running int
 	for _, c := range s.Cycles {
 		switch c.Outcome {
 		case "":
 			running++
 		case OutcomeOK:
 			ok++
+		case OutcomeCutShort:
+			cut++
 		default:
 			failed++
 		}
@@ -57,7 +59,7 @@ func (r *run) line() string {
 		parts = append(parts, fmt.Sprintf("other exits %d", len(s.Exits)))
 	}
 	parts = append(parts,
-		fmt.Sprintf("cycles %d ok, %d failed, %d running", ok, failed, running),
+		fmt.Sprintf("cycles %d ok, %d failed, %d cut short, %d running", ok, failed, cut, running),
 		fmt.Sprintf("ops %d", len(s.Ops)),
 		fmt.Sprintf("lost replies %d, edits between attempts %d", s.LostReplies, s.Edits),
 		fmt.Sprintf("deletions pending %d", r.reaper.waiting()))
