@@ -59,18 +59,24 @@ func (c *cycle) plain(ctx context.Context, w where, snapshotClass string, wffc b
 	return c.restore(ctx, c.name("snap"), content, class, wffc)
 }
 
-// exhaustedScenario fills the exhausted zone's snapshot quota, sees the
-// next snapshot there refused with RESOURCE_EXHAUSTED and kept "being
-// created", frees the quota by deleting the first, and restores from the
-// second once the retry made it.
+// exhaustedScenario fills the exhausted zone's snapshot quota (as many
+// snapshots as the cluster file allows there), sees the next snapshot
+// refused with RESOURCE_EXHAUSTED and kept "being created", frees room by
+// deleting the first, and restores from the last once the retry made it.
 func exhaustedScenario(l layout) scenario {
 	return scenario{name: "exhausted", run: func(ctx context.Context, c *cycle) error {
-		if _, err := c.source(ctx, *l.exhaustedSource); err != nil {
+		if _, err := c.source(ctx, *l.exhausted); err != nil {
 			return err
 		}
-		fillContent, err := c.snapshot(ctx, c.name("fill"), c.name("src"), exhaustClass, nil)
-		if err != nil {
-			return err
+		var fillContent *unstructured.Unstructured
+		for i := range l.quota {
+			content, err := c.snapshot(ctx, c.name(fmt.Sprintf("fill%d", i)), c.name("src"), exhaustClass, nil)
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				fillContent = content
+			}
 		}
 		start := time.Now()
 		if err := c.createSnapshot(ctx, c.name("snap"), c.name("src"), exhaustClass); err != nil {
@@ -80,7 +86,7 @@ func exhaustedScenario(l layout) scenario {
 			return err
 		}
 		c.w.ledger.Done(c.rec.Name, "snapshot refused: quota exhausted", start)
-		fill := ref{kindSnapshot, c.name("fill")}
+		fill := ref{kindSnapshot, c.name("fill0")}
 		c.w.reaper.delete(ctx, c.rec, []ref{fill})
 		c.refs = without(c.refs, fill)
 		c.bound = slices.DeleteFunc(c.bound, func(o Object) bool { return o.Name == fillContent.GetName() })

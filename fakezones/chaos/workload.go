@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,9 +23,11 @@ type layout struct {
 	// restore allowed in both lands in one, the edit allows the other.
 	pair [2]where
 	// exhausted is a zone with a snapshot quota (nil: none, the
-	// exhausted scenario does not run), and exhaustedSource the zone of
-	// its cycles' source volumes.
-	exhausted, exhaustedSource *where
+	// exhausted scenario does not run), quota how many snapshots fill it.
+	// Its cycles' source volumes are in it too: a driver may cut a
+	// snapshot only in its source's zone, and CSI allows that.
+	exhausted *where
+	quota     int64
 }
 
 // planLayout finds the layout in a cluster; it needs two zones in one
@@ -37,8 +40,8 @@ func planLayout(cl *spec.Cluster) (layout, error) {
 		w := where{region: cl.RegionOf(z), zone: spec.ZoneName(z)}
 		all = append(all, w)
 		byRegion[w.region] = append(byRegion[w.region], w)
-		if _, ok := cl.SnapshotQuotas[w.zone]; ok && l.exhausted == nil && cl.SnapshotQuotas[w.zone] > 0 {
-			l.exhausted = &w
+		if q := cl.SnapshotQuotas[w.zone]; l.exhausted == nil && q > 0 {
+			l.exhausted, l.quota = &w, q
 		}
 	}
 	found := false
@@ -55,14 +58,22 @@ func planLayout(cl *spec.Cluster) (layout, error) {
 			continue
 		}
 		l.sources = append(l.sources, w)
-		if l.exhausted != nil && l.exhaustedSource == nil && w.region == l.exhausted.region {
-			l.exhaustedSource = &w
-		}
-	}
-	if l.exhausted != nil && l.exhaustedSource == nil {
-		l.exhaustedSource = &l.sources[0]
 	}
 	return l, nil
+}
+
+// sourceZones are the zones a source volume is made in, each once.
+func (l layout) sourceZones() []where {
+	var out []where
+	for _, w := range append(l.sources, l.pair[:]...) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	if l.exhausted != nil && !slices.Contains(out, *l.exhausted) {
+		out = append(out, *l.exhausted)
+	}
+	return out
 }
 
 // other is the zone of the pair that is not w.
@@ -101,7 +112,7 @@ func (w *workload) setUp(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	for _, z := range append(w.layout.sources, w.layout.pair[:]...) {
+	for _, z := range w.layout.sourceZones() {
 		sc := sourceClass(z)
 		if err := create(ctx, "StorageClass "+sc.Name, func(ctx context.Context) error {
 			_, err := w.api.kube.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
@@ -124,7 +135,7 @@ func (w *workload) setUp(ctx context.Context) error {
 func (w *workload) tearDown(ctx context.Context) {
 	c := w.ledger.StartCycle("shared", "shared classes")
 	var refs []ref
-	for _, z := range append(w.layout.sources, w.layout.pair[:]...) {
+	for _, z := range w.layout.sourceZones() {
 		refs = append(refs, ref{kindStorageClass, sourceClassName(z)})
 	}
 	if w.layout.exhausted != nil {

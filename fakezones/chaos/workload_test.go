@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +16,13 @@ func TestPlanLayout(t *testing.T) {
 		file      spec.File
 		sources   string
 		pair      string
-		exhausted string // "zone<-source", or "" for none
+		exhausted string // "zone:quota", or "" for none
 		wantErr   string
 	}{
 		{name: "the default cluster", file: DefaultCluster(),
-			sources: "zone-a zone-b zone-c", pair: "zone-a zone-c", exhausted: "zone-d<-zone-b"},
+			sources: "zone-a zone-b zone-c", pair: "zone-a zone-c", exhausted: "zone-d:1"},
 		{name: "one region, a quota", file: spec.File{Zones: 3, SnapshotQuotas: map[string]int64{"zone-c": 2}},
-			sources: "zone-a zone-b", pair: "zone-a zone-b", exhausted: "zone-c<-zone-a"},
+			sources: "zone-a zone-b", pair: "zone-a zone-b", exhausted: "zone-c:2"},
 		{name: "no quota: no exhausted zone", file: spec.File{Zones: 2},
 			sources: "zone-a zone-b", pair: "zone-a zone-b"},
 		{name: "a zero quota fills nothing", file: spec.File{Zones: 2, SnapshotQuotas: map[string]int64{"zone-b": 0}},
@@ -48,7 +50,10 @@ func TestPlanLayout(t *testing.T) {
 			}
 			exhausted := ""
 			if l.exhausted != nil {
-				exhausted = l.exhausted.zone + "<-" + l.exhaustedSource.zone
+				exhausted = fmt.Sprintf("%s:%d", l.exhausted.zone, l.quota)
+				if z := l.sourceZones(); !slices.Contains(z, *l.exhausted) {
+					t.Fatalf("source zones %v lack the exhausted zone, where its cycles' volumes are made", z)
+				}
 			}
 			got := [3]string{strings.Join(sources, " "), l.pair[0].zone + " " + l.pair[1].zone, exhausted}
 			if want := [3]string{tc.sources, tc.pair, tc.exhausted}; got != want {

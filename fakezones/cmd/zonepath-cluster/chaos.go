@@ -76,7 +76,8 @@ component and per scenario, and exits non-zero on any finding. The cluster is al
 	fl.StringVar(&o.BinDir, "bin-dir", binDir(), "directory of the components (make components, make build)")
 	fl.StringVar(&o.CRDDir, "crd-dir", filepath.Join(binDir(), "crds"), "directory of the snapshot CRDs to install (make crds)")
 	fl.StringVar(&o.RBACDir, "rbac", "", "kustomization of ServiceAccounts and roles (deploy/rbac), as for up: the components run as its ServiceAccounts, so a verb a retry needs and the roles lack fails the run; without it every component is admin")
-	fl.StringVar(&file, "config", "", "cluster file (fakezones/spec); it needs two zones in one region, and a zone with a snapshot quota for the exhausted scenario (default: 2 regions, 4 zones, 2 nodes each, snapshotQuotas zone-d: 1)")
+	fl.StringVar(&file, "config", "", "cluster file (fakezones/spec); it needs two zones in one region, and a zone with a snapshot quota for the exhausted scenario (default: 2 regions, 4 zones, 2 nodes each, snapshotQuotas zone-d: 1). "+
+		"Its driver section may reshape the driver as a personality does (e2e/testdata/personalities), but the audit judges each restore against its content's nodeAffinity, so snapshots without accessible_topology (snapshots.defaultScope: global) cannot be judged")
 	fl.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
 	fl.DurationVar(&o.Duration, "duration", 10*time.Minute, "bound of the whole run, the cluster's start and stop included; longer for a longer soak, 5m for CI (the least that gives a stalled cycle time to fail)")
 	fl.DurationVar(&o.Settle, "settle", 0, "bound of the wait for the workload's deletions before the audit (default: an eighth of --duration, 30s to 90s)")
