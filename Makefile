@@ -74,9 +74,14 @@ $(BIN)/csi-sanity: go.mod go.sum
 ## go.mod, with the KEP-5943 fields added, into bin/crds/ and into deploy/crds/
 ## beside its kustomization.yaml (git-ignored there; nothing upstream is
 ## committed here).
+# `go mod download` first: `go list -m` names a module's directory without
+# downloading it, and nothing before this step needs the client module, so on
+# a fresh machine its directory would not exist yet.
+SNAPSHOT_CLIENT := github.com/kubernetes-csi/external-snapshotter/client/v8
 crds: $(BIN)/zonepath-crds
+	$(GO) mod download $(SNAPSHOT_CLIENT)
 	$(BIN)/zonepath-crds --out $(BIN)/crds \
-		--from $$($(GO) list -m -f '{{.Dir}}' github.com/kubernetes-csi/external-snapshotter/client/v8)/config/crd
+		--from $$($(GO) list -m -f '{{.Dir}}' $(SNAPSHOT_CLIENT))/config/crd
 	cp $(BIN)/crds/*.yaml deploy/crds/
 
 $(BIN)/zonepath-crds: FORCE
