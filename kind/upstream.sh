@@ -5,7 +5,7 @@
 # cluster of `make kind-up`, as kubernetes-csi's CI runs them against
 # csi-driver-host-path, with the driver file e2e/testdata/kind/upstream.yaml.
 # The stack is (re)deployed from deploy/overlays/kind first, with the node
-# plugin on every worker. Two runs:
+# plugin on every worker. Three runs:
 #   1. parallel (Ginkgo, KIND_UPSTREAM_PROCS processes, default 4): focus
 #      External.Storage, skip \[Serial\]|\[Disruptive\]|\[Feature: (the
 #      kubernetes-csi CI selection) and zonepath's own suite;

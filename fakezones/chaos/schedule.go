@@ -6,7 +6,8 @@ import (
 )
 
 // Victims are the components a chaos run kills, by their names in the
-// cluster's state file: the controller-side driver, each sidecar,
+// cluster's state file: the controller-side driver, the provisioner,
+// snapshotter and attacher sidecars (not the resizer),
 // zonepath-scheduler, snapshot-controller, kube-apiserver and etcd. kwok,
 // kube-controller-manager and the kubelet stand-in are the test bed, not
 // the system under test: they are restarted when they die, never killed.

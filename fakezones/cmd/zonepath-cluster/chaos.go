@@ -28,7 +28,8 @@ func chaosCommand() *cobra.Command {
 		Long: `chaos starts a fake-zones cluster of its own (in --output-dir/cluster), runs snapshot → restore
 cycles across zones and regions (WaitForFirstConsumer and Immediate, zonal, region-wide and an
 exhausted zone, lost replies, admin edits between a lost reply and its retry) while it SIGKILLs and
-restarts, one at a time, the zonepath controller, each sidecar, the scheduler, snapshot-controller,
+restarts, one at a time, the zonepath controller, the provisioner, snapshotter and attacher (not the
+resizer), the scheduler, snapshot-controller,
 kube-apiserver and etcd. Then the workload deletes everything, and after a bounded settle time it
 audits both ends: the driver's volumes and snapshots against the API objects and back, restores
 against their snapshots' topology, anything left, and cycles that failed. It prints a table per
