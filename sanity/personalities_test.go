@@ -136,6 +136,7 @@ func TestPersonalities(t *testing.T) {
 	bin := buildSanity(t, "once per personality")
 	for _, p := range personalities {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel() // a driver and a directory of its own, as in TestEveryExtensionIsProven
 			res := runAgainst(t, bin, p.world, "rules: []", p.plugin, p.shape, p.config)
 			t.Logf("%s (%s): failed %q; %d skipped\n%s", p.name, p.clause, res.failures, len(res.skipped), findings(res.output))
 			if len(res.failures) > 0 {

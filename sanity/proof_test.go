@@ -234,6 +234,9 @@ func TestEveryExtensionIsProven(t *testing.T) {
 	bin := buildSanity(t, "once per rule")
 	for _, p := range proofs {
 		t.Run(p.name, func(t *testing.T) {
+			// Each case serves a driver of its own in a directory of its own and
+			// runs the suite as a process of its own: nothing is shared.
+			t.Parallel()
 			res := runAgainst(t, bin, p.world, "rules:"+orEmpty(p.rules), p.plugin, p.intercept, p.config)
 			want := slices.DeleteFunc([]string{p.fails, p.alsoFails}, func(s string) bool { return s == "" })
 			sort.Strings(want)
