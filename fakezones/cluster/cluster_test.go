@@ -27,6 +27,9 @@ import (
 )
 
 func TestThreeZonesTwoNodes(t *testing.T) {
+	// Each test has a cluster of its own (work dir, ports); they mostly
+	// wait for the cluster, so they run side by side (go test -parallel).
+	t.Parallel()
 	u := clustertest.Start(t, spec.File{Zones: 3, NodesPerZone: 2, MaxVolumesPerNode: 8,
 		Nodes: []spec.NodeOverride{{Name: "node-c-2", Registration: spec.NoCSINode}}}, "")
 	t.Logf("6 nodes ready in %.2fs", u.ReadyIn.Seconds())
@@ -177,6 +180,7 @@ func restoreAcrossOutage(t *testing.T, u *clustertest.Cluster, pv *v1.Persistent
 // controller and sidecars. Without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS its
 // snapshot has no nodeAffinity, so it restores in another zone.
 func TestExtraDriver(t *testing.T) {
+	t.Parallel() // a cluster of its own, as in TestThreeZonesTwoNodes
 	const extra = "nocap.zonepath.csi.dev"
 	u := clustertest.Start(t, spec.File{Zones: 2, NodesPerZone: 1, ExtraDrivers: []spec.ExtraDriver{
 		{Name: extra, DisableCapabilities: []string{"SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"}}}}, "VolumeSnapshotTopology=true")
@@ -231,6 +235,7 @@ func TestExtraDriver(t *testing.T) {
 // A cluster of 300 nodes must start as a whole: every node Ready and every
 // node plugin registered (the figure is in the log).
 func TestThreeHundredNodes(t *testing.T) {
+	t.Parallel() // a cluster of its own, as in TestThreeZonesTwoNodes
 	u := clustertest.Start(t, spec.File{Zones: 3, NodesPerZone: 100}, "")
 	t.Logf("300 nodes ready in %.2fs", u.ReadyIn.Seconds())
 	csiNodes, err := u.Kube.StorageV1().CSINodes().List(context.Background(), metav1.ListOptions{})

@@ -32,6 +32,7 @@ import (
 // volume_context); a class the driver refuses (encryption cannot change in
 // place) leaves the claim Infeasible with a Warning and the tier as it was.
 func TestModifyVolume(t *testing.T) {
+	t.Parallel() // a cluster of its own, as in TestThreeZonesTwoNodes
 	u := clustertest.StartRBAC(t, spec.File{Zones: 1, NodesPerZone: 1}, "", "../../deploy/rbac")
 	ctx := context.Background()
 	for name, params := range map[string]map[string]string{

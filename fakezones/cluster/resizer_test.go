@@ -26,6 +26,7 @@ import (
 // (NodeResizePending, FileSystemResizePending), as it would until a pod
 // uses it.
 func TestResizer(t *testing.T) {
+	t.Parallel() // a cluster of its own, as in TestThreeZonesTwoNodes
 	u := clustertest.StartRBAC(t, spec.File{Zones: 1, NodesPerZone: 1}, "", "../../deploy/rbac")
 	pv := u.Provision(t, "zonepath-zone-a", "")
 	ctx := context.Background()
