@@ -148,7 +148,7 @@ func scriptFilters(script string, re *regexp.Regexp) map[string]string {
 }
 
 // conformanceRuns: hack/conformance.sh's "e2e RUN DIR DRIVER EXT ... --ginkgo.label-filter FILTER".
-var conformanceRuns = regexp.MustCompile(`(?m)^e2e (\S+) .*--ginkgo\.label-filter ` + quotedOrWord)
+var conformanceRuns = regexp.MustCompile(`(?m)^[ \t]*e2e (\S+) .*--ginkgo\.label-filter ` + quotedOrWord)
 
 // kindRuns: kind/e2e.sh's "NAME) run NAME OVERLAY EXT FILTER ;;".
 var kindRuns = regexp.MustCompile(`(?m)^\s*\S+\) run (\S+) \S+ \S+ ` + quotedOrWord + ` ;;`)
