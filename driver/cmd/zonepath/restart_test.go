@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/zonepath/zonepath/driver/drivertest"
+	"github.com/zonepath/zonepath/internal/gobuild"
 )
 
 // builtDir holds the binary buildDriver built, removed by TestMain.
@@ -41,8 +42,8 @@ var buildDriver = sync.OnceValues(func() (string, error) {
 	}
 	builtDir = dir
 	bin := filepath.Join(dir, "zonepath")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the driver: %v\n%s", err, out)
+	if err := gobuild.Build("", bin, "."); err != nil {
+		return "", fmt.Errorf("building the driver: %w", err)
 	}
 	return bin, nil
 })
