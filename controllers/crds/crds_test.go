@@ -2,11 +2,11 @@ package crds
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,13 +21,19 @@ import (
 )
 
 // upstreamDir is the CRD directory of the client/v8 module pinned in go.mod.
+// go mod download, not go list -m: on a fresh module cache go list names a
+// directory it has not downloaded, as make crds once found.
 func upstreamDir(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubernetes-csi/external-snapshotter/client/v8").Output()
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/kubernetes-csi/external-snapshotter/client/v8").Output()
 	if err != nil {
-		t.Fatalf("go list the client/v8 module: %v", err)
+		t.Fatalf("go mod download the client/v8 module: %v", err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd")
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		t.Fatalf("go mod download -json: no directory in %q (%v)", out, err)
+	}
+	return filepath.Join(mod.Dir, "config", "crd")
 }
 
 func extended(t *testing.T) map[string]File {
