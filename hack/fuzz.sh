@@ -10,15 +10,20 @@
 # tried once more; a run that writes a failing input, or fails in any
 # other way, fails at once.
 #
-# Usage: hack/fuzz.sh [BUDGET]   (a Go duration in whole seconds, default 60s)
+# Usage: hack/fuzz.sh [BUDGET]   (whole seconds or minutes: 60s, 10m; default 60s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 budget="${1:-60s}"
-if ! [[ "$budget" =~ ^([0-9]+)s$ ]] || [ "${BASH_REMATCH[1]}" -lt 1 ]; then
-  echo "fuzz: the budget must be whole seconds, like 60s; got '$budget'" >&2
+case $budget in
+  *[!0-9]*s | *[!0-9]*m | *[!0-9sm]* | [sm] | "") budget_s=0 ;;
+  *s) budget_s=${budget%s} ;;
+  *m) budget_s=$(( ${budget%m} * 60 )) ;;
+  *) budget_s=0 ;;
+esac
+if [ "$budget_s" -lt 1 ]; then
+  echo "fuzz: the budget must be whole seconds or minutes, like 60s or 10m; got '$budget'" >&2
   exit 2
 fi
-budget_s=${BASH_REMATCH[1]}
 status=0
 
 # fuzz PKG TARGET: 0 on success; 2 on the coordinator's deadline race; 1 otherwise.
