@@ -21,7 +21,9 @@ const labelZoneOutage = "zone-outage"
 // defineZoneOutage holds the zone outage spec: what a topology-aware
 // driver and Kubernetes do with snapshots while one zone is down.
 func defineZoneOutage(e *env) {
-	ginkgo.It("scenario 20: with a zone down, a region-wide snapshot restores into another zone of its region, a zonal snapshot's restore waits with a reason naming the zone and completes once the zone is back", ginkgo.Label(labelZoneOutage, labelSnapshotTopology), func(ctx context.Context) {
+	// Serial: the zone it takes down is every spec's, so under the Ginkgo
+	// CLI's parallel processes no other spec may run meanwhile.
+	ginkgo.It("scenario 20: with a zone down, a region-wide snapshot restores into another zone of its region, a zonal snapshot's restore waits with a reason naming the zone and completes once the zone is back", ginkgo.Label(labelZoneOutage, labelSnapshotTopology), ginkgo.Serial, func(ctx context.Context) {
 		if why := e.ext.ZoneOutageMissing(); why != "" {
 			e2eskipper.Skipf("%s", why)
 		}
