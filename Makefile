@@ -98,20 +98,13 @@ test: unit actionlint
 unit: crds
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
-	$(GO) vet -race $(RACE_PKGS)
+	$(GO) vet -race ./...
 	$(GO) vet -race -tags livecluster ./bench/...
-	$(GO) vet $(SUITE_PKG)
-	$(GO) test -race -count=1 $(RACE_PKGS)
-	$(GO) test -count=1 $(SUITE_PKG)
+	$(GO) test -race -count=1 ./...
 
 # vet with -race: vet needs its dependencies compiled, and compiled with the
 # same flags as go test's they come from one build instead of two (on a cold
-# cache the dependency tree is most of make test's time). The e2e suite's
-# package is vetted and tested without -race: its unit tests read the suite's
-# files and spec tree on one goroutine, and built so, its 400 packages of
-# Kubernetes' e2e framework are the ones bin/zonepath-e2e (make build) needs.
-SUITE_PKG := github.com/zonepath/zonepath/e2e
-RACE_PKGS = $(filter-out $(SUITE_PKG),$(shell $(GO) list ./...))
+# cache the dependency tree is most of make test's time).
 
 ## fuzz: every fuzz target for a share of FUZZ_BUDGET (default 60s in all);
 ## .ci/run runs it. make fuzz FUZZ_BUDGET=10m for a longer search.
