@@ -180,7 +180,7 @@ func (o outcome) check(t *testing.T, src, dst map[string]state, skips map[string
 	switch o {
 	case skipped, skippedQuietly:
 		delete(want, "e")
-		reasons := map[outcome][]error{skipped: {ErrSocket, ErrDevice}, skippedQuietly: {ErrVanished, ErrUnstable}}[o]
+		reasons := map[outcome][]error{skipped: {ErrSocket, ErrDevice}, skippedQuietly: {ErrVanished}}[o]
 		if why := skips["e"]; !slices.ContainsFunc(reasons, func(r error) bool { return errors.Is(why, r) }) {
 			t.Errorf("skipped e for %v, want one of %v", why, reasons)
 		}
