@@ -13,6 +13,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// copyOps are the two ways a volume's tree is copied: a snapshot restored,
+// and a clone.
+var copyOps = []struct {
+	name string
+	copy func(dst, src string) error
+}{
+	{"restore", func(dst, src string) error { return restoreCopy(dst, src, nil) }},
+	{"clone", func(dst, src string) error { _, err := Clone(dst, src, nil); return err }},
+}
+
 // TestSwapBetweenStatAndOpen replaces a file and a directory by symlinks
 // to a sentinel outside the volume in the narrowest window there is:
 // after the walk looked at the entry, before it opens it for reading. The
@@ -21,13 +31,7 @@ import (
 // O_PATH descriptor the walk looks with pins the inode it then reads;
 // without it, the clone reads the sentinel.
 func TestSwapBetweenStatAndOpen(t *testing.T) {
-	for _, op := range []struct {
-		name string
-		copy func(dst, src string) error
-	}{
-		{"restore", func(dst, src string) error { return restoreCopy(dst, src, nil) }},
-		{"clone", func(dst, src string) error { _, err := Clone(dst, src, nil); return err }},
-	} {
+	for _, op := range copyOps {
 		t.Run(op.name, func(t *testing.T) {
 			base := t.TempDir()
 			src, dst, outside := filepath.Join(base, "src"), filepath.Join(base, "dst"), filepath.Join(base, "outside")
@@ -90,13 +94,7 @@ func TestSwapBetweenStatAndOpen(t *testing.T) {
 // must not happen: a device's open can act on it (a tape rewinds), a
 // FIFO's wakes its writer. The copy holds the file that was looked at.
 func TestFIFOSwappedInIsNeverOpened(t *testing.T) {
-	for _, op := range []struct {
-		name string
-		copy func(dst, src string) error
-	}{
-		{"restore", func(dst, src string) error { return restoreCopy(dst, src, nil) }},
-		{"clone", func(dst, src string) error { _, err := Clone(dst, src, nil); return err }},
-	} {
+	for _, op := range copyOps {
 		t.Run(op.name, func(t *testing.T) {
 			base := t.TempDir()
 			src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
