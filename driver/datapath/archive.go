@@ -5,25 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 )
 
 // Archive writes the tree below dir to w as a tar archive: directories,
 // regular files, symlinks and FIFOs with their mode, owner and
 // modification time (PAX, so to the nanosecond), in pre-order. Entries the
 // walk leaves out are told to skipped. A regular file holds the length it
-// had when opened; bytes it loses meanwhile are archived as zeros.
+// had when opened; bytes it loses meanwhile are archived as zeros. A file
+// with holes is archived as its data extents (typeSparse), so that a
+// sparse 1 TiB file does not become a 1 TiB archive.
 func Archive(w io.Writer, dir string, skipped Skipped) error {
 	tw := tar.NewWriter(w)
 	walk := walker{openFiles: true, skipped: skipped, visit: func(e *Entry, content io.Reader) error {
-		if err := tw.WriteHeader(header(e)); err != nil {
-			return fmt.Errorf("archiving %q: %w", e.Name, err)
-		}
-		if e.Kind != File {
-			return nil
-		}
-		if err := copyExactly(tw, content, e.Size); err != nil {
+		if err := archiveEntry(tw, e, content); err != nil {
 			return fmt.Errorf("archiving %q: %w", e.Name, err)
 		}
 		return nil
@@ -32,6 +30,33 @@ func Archive(w io.Writer, dir string, skipped Skipped) error {
 		return err
 	}
 	return tw.Close()
+}
+
+func archiveEntry(tw *tar.Writer, e *Entry, content io.Reader) error {
+	h := header(e)
+	if e.Kind != File {
+		return tw.WriteHeader(h)
+	}
+	f := content.(*os.File) // a walk with openFiles gives the opened file
+	extents, err := dataExtents(f, e.Size)
+	if err != nil {
+		return err
+	}
+	if dense(extents, e.Size) {
+		extents = []extent{{0, e.Size}} // a plain tar file, as archives always held
+	} else {
+		sparseHeader(h, extents)
+	}
+	if err := tw.WriteHeader(h); err != nil {
+		return err
+	}
+	// By offset: finding the extents moved the file's own.
+	for _, x := range extents {
+		if err := copyExactly(tw, io.NewSectionReader(f, x.off, x.len), x.len); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func header(e *Entry) *tar.Header {
@@ -103,7 +128,11 @@ func Extract(dir string, r io.Reader) ([]string, error) {
 		if e == nil {
 			continue
 		}
-		if err := t.put(e, tr); err != nil {
+		content, err := contentOf(h, tr)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.put(e, content); err != nil {
 			return nil, err
 		}
 	}
@@ -125,6 +154,12 @@ func entryFrom(h *tar.Header) (*Entry, error) {
 		e.Kind = Dir
 	case tar.TypeReg:
 		e.Kind, e.Size = File, h.Size
+	case typeSparse:
+		size, err := strconv.ParseInt(h.PAXRecords[paxSparseSize], 10, 64)
+		if err != nil || size < 0 {
+			return nil, refuse(h.Name, "is a sparse file without a valid size")
+		}
+		e.Kind, e.Size = File, size
 	case tar.TypeSymlink:
 		e.Kind, e.Target = Symlink, h.Linkname
 	case tar.TypeFifo:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,6 +34,25 @@ var refusalCases = []struct {
 	{"a directory's entry after another directory's", []*tar.Header{dirH("a"), dirH("b"), reg("a/x")}},
 	{"a symlink without a target", []*tar.Header{link("l", "")}},
 	{"a root that is not a directory", []*tar.Header{reg(".")}},
+	{"a sparse file whose extents run past its end", []*tar.Header{sparseH("f", 8, "4,8")}},
+	{"a sparse file whose extents overlap", []*tar.Header{sparseH("f", 16, "0,4,2,4")}},
+	{"a sparse file whose extents are not its data", []*tar.Header{sparseH("f", 16, "0,4", 5)}},
+}
+
+// sparseH is a sparse file's header: size bytes, the extents m of its map,
+// and as much data as they say unless data is given.
+func sparseH(name string, size int64, m string, data ...int64) *tar.Header {
+	h := &tar.Header{Name: name, Typeflag: typeSparse, Mode: 0o644, Format: tar.FormatPAX,
+		PAXRecords: map[string]string{paxSparseSize: fmt.Sprint(size), paxSparseMap: m}}
+	for i, f := range strings.Split(m, ",") {
+		if n, _ := strconv.ParseInt(f, 10, 64); i%2 == 1 {
+			h.Size += n
+		}
+	}
+	if len(data) > 0 {
+		h.Size = data[0]
+	}
+	return h
 }
 
 func reg(name string) *tar.Header {
@@ -64,8 +84,8 @@ func TestRestoreRefuses(t *testing.T) {
 				if err := tw.WriteHeader(h); err != nil {
 					t.Fatal(err)
 				}
-				if h.Typeflag == tar.TypeReg {
-					tw.Write([]byte("x"))
+				if h.Typeflag == tar.TypeReg || h.Typeflag == typeSparse {
+					tw.Write(bytes.Repeat([]byte("x"), int(h.Size)))
 				}
 			}
 			tw.Close()

@@ -45,7 +45,6 @@ var (
 	ErrSocket   = errors.New("a unix socket, which no copy can hold")
 	ErrDevice   = errors.New("a device node, which is never copied")
 	ErrVanished = errors.New("removed while the volume was being copied")
-	ErrUnstable = errors.New("replaced again and again while the volume was being copied")
 )
 
 // Skipped is told of each entry a walk leaves out, and why.
@@ -58,10 +57,6 @@ var (
 	// never writes: such an archive cannot be restored faithfully.
 	ErrRefused = errors.New("refusing to restore the archive")
 )
-
-// errChanged is an entry that was replaced between two system calls; the
-// walk looks at it again.
-var errChanged = errors.New("entry changed")
 
 func entryOf(name string, st *unix.Stat_t) *Entry {
 	e := &Entry{

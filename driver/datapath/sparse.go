@@ -29,15 +29,22 @@ func CopySparse(dst, src *os.File) error {
 // the caller's truncate to size makes the rest a hole, which reads as
 // zeros.
 func copyExtents(dst, src *os.File, size int64) error {
+	return forExtents(src, size, func(from, to int64) error { return copyRange(dst, src, from, to) })
+}
+
+// forExtents calls fn with each data extent [from, to) of f's first size
+// bytes, in order (SEEK_DATA/SEEK_HOLE). Where the filesystem cannot tell
+// holes, the rest of the file is one extent.
+func forExtents(f *os.File, size int64, fn func(from, to int64) error) error {
 	for off := int64(0); off < size; {
-		data, err := src.Seek(off, unix.SEEK_DATA)
+		data, err := f.Seek(off, unix.SEEK_DATA)
 		if errors.Is(err, unix.ENXIO) {
 			return nil // no data after off
 		}
 		if err != nil {
-			return copyRange(dst, src, off, size) // no SEEK_DATA here: copy the rest
+			return fn(off, size) // no SEEK_DATA here: the rest is data
 		}
-		hole, err := src.Seek(data, unix.SEEK_HOLE)
+		hole, err := f.Seek(data, unix.SEEK_HOLE)
 		if err != nil {
 			return err
 		}
@@ -45,7 +52,7 @@ func copyExtents(dst, src *os.File, size int64) error {
 		if data >= hole {
 			return nil
 		}
-		if err := copyRange(dst, src, data, hole); err != nil {
+		if err := fn(data, hole); err != nil {
 			return err
 		}
 		off = hole
@@ -64,19 +71,25 @@ const holeBlock = 4096
 var zeroBlock [holeBlock]byte
 
 // writeHoles writes size bytes of r to dst, leaving every block of zeros
-// out, so that they read back as a hole: an archive holds holes as zeros,
-// and a restore makes them holes again. The caller truncates dst to size.
+// out, so that they read back as a hole: archives written before they
+// kept holes (and data extents) may hold zeros, and a restore makes them
+// holes again. The caller truncates dst to size.
 func writeHoles(dst *os.File, r io.Reader, size int64) error {
-	buf := make([]byte, 64<<10)
-	for off := int64(0); off < size; {
-		n, err := io.ReadFull(r, buf[:min(int64(len(buf)), size-off)])
+	return writeHolesAt(dst, r, 0, size)
+}
+
+// writeHolesAt is writeHoles for the n bytes of dst from off.
+func writeHolesAt(dst *os.File, r io.Reader, off, n int64) error {
+	buf := make([]byte, min(64<<10, n))
+	for end := off + n; off < end; {
+		got, err := io.ReadFull(r, buf[:min(int64(len(buf)), end-off)])
 		if err != nil {
 			return err
 		}
-		if err := writeNonZero(dst, buf[:n], off); err != nil {
+		if err := writeNonZero(dst, buf[:got], off); err != nil {
 			return err
 		}
-		off += int64(n)
+		off += int64(got)
 	}
 	return nil
 }

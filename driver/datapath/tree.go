@@ -162,12 +162,16 @@ func (t *tree) file(fd int, base string, e *Entry, content io.Reader) error {
 }
 
 // writeContent fills a new file: from a source volume's file by its data
-// extents, from an archive with zero blocks left out; holes stay holes.
+// extents, from an archive's sparse entry by the extents it recorded, and
+// always with zero blocks from an archive left out; holes stay holes.
 func writeContent(dst *os.File, content io.Reader, size int64) error {
 	var err error
-	if src, ok := content.(*os.File); ok {
-		err = copyExtents(dst, src, size)
-	} else {
+	switch c := content.(type) {
+	case *os.File:
+		err = copyExtents(dst, c, size)
+	case *packed:
+		err = writePacked(dst, c)
+	default:
 		err = writeHoles(dst, content, size)
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -27,13 +28,9 @@ type walker struct {
 var afterList func(dir string)
 
 // afterStat, when a test sets it, runs between looking at an entry and
-// opening it: the narrower window that O_NOFOLLOW and the inode check
-// close.
+// opening it for reading: the window a tenant's swap of the name falls in.
+// What is read is the inode looked at, whatever the name holds by then.
 var afterStat func(name string)
-
-// attempts bounds how often an entry replaced between two system calls is
-// looked at again before it is skipped as ErrUnstable.
-const attempts = 3
 
 func (w *walker) walk(root string) error {
 	dir, err := openDirAt(unix.AT_FDCWD, root)
@@ -54,6 +51,11 @@ func (w *walker) walk(root string) error {
 // dir visits the entries of the open directory named name.
 func (w *walker) dir(dir *os.File, name string, depth int) error {
 	names, err := dir.Readdirnames(-1)
+	if errors.Is(err, unix.ENOENT) {
+		// Removed since it was opened: rmdir removes only an empty
+		// directory, so empty is what it last held.
+		names, err = nil, nil
+	}
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", name, err)
 	}
@@ -77,7 +79,7 @@ func (w *walker) dir(dir *os.File, name string, depth int) error {
 func (w *walker) entry(fd int, name, base string, depth int) error {
 	e, f, err := w.open(fd, name, base)
 	switch {
-	case errors.Is(err, ErrSocket), errors.Is(err, ErrDevice), errors.Is(err, ErrVanished), errors.Is(err, ErrUnstable):
+	case errors.Is(err, ErrSocket), errors.Is(err, ErrDevice), errors.Is(err, ErrVanished):
 		if w.skipped != nil {
 			w.skipped(name, err)
 		}
@@ -106,28 +108,36 @@ func (w *walker) entry(fd int, name, base string, depth int) error {
 
 // open looks at the entry base of the directory fd without following it
 // and returns it with an open descriptor for a directory (and for a file
-// when openFiles is set). An entry replaced between the look and the open
-// is looked at again, a few times.
+// when openFiles is set).
+//
+// The look is an O_PATH descriptor, which pins the inode without opening
+// it: no device's open runs, no FIFO waits. Everything after reads that
+// inode, so a rename over the name meanwhile (an application's
+// write-then-rename, or a tenant's swap) changes nothing: the copy holds
+// the version that was looked at, never another file, never a skip.
 func (w *walker) open(fd int, name, base string) (*Entry, *os.File, error) {
-	for range attempts {
-		var st unix.Stat_t
-		if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return nil, nil, changed(err)
-		}
-		if afterStat != nil {
-			afterStat(name)
-		}
-		e, f, err := w.openAs(fd, name, base, &st)
-		if !errors.Is(err, errChanged) {
-			return e, f, err
-		}
+	pfd, err := unix.Openat(fd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil, ErrVanished
 	}
-	return nil, nil, ErrUnstable
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return nil, nil, err
+	}
+	if afterStat != nil {
+		afterStat(name)
+	}
+	return w.openAs(pfd, name, &st)
 }
 
-// openAs opens what fstatat found. Sockets and devices are never opened:
-// opening a device can act on it.
-func (w *walker) openAs(fd int, name, base string, st *unix.Stat_t) (*Entry, *os.File, error) {
+// openAs reads what the O_PATH descriptor pfd pinned. Only directories
+// and regular files are ever opened for reading: opening a device can act
+// on it (a tape rewinds), opening a FIFO can block or wake its writer.
+func (w *walker) openAs(pfd int, name string, st *unix.Stat_t) (*Entry, *os.File, error) {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFSOCK:
 		return nil, nil, ErrSocket
@@ -136,33 +146,34 @@ func (w *walker) openAs(fd int, name, base string, st *unix.Stat_t) (*Entry, *os
 	case unix.S_IFIFO:
 		return entryOf(name, st), nil, nil
 	case unix.S_IFLNK:
-		target, err := readlinkat(fd, base)
+		target, err := readlinkat(pfd, "") // the pinned link itself
 		if err != nil {
-			return nil, nil, changed(err)
+			return nil, nil, err
 		}
 		e := entryOf(name, st)
 		e.Target = target
 		return e, nil, nil
 	case unix.S_IFDIR:
-		return openSame(fd, name, base, st, unix.O_DIRECTORY)
+		return reopen(pfd, name, st, unix.O_DIRECTORY)
 	case unix.S_IFREG:
 		if !w.openFiles {
 			return entryOf(name, st), nil, nil
 		}
-		// O_NONBLOCK: should a FIFO be swapped in, opening it must not
-		// wait for a writer; openSame then sees another inode.
-		return openSame(fd, name, base, st, unix.O_NONBLOCK|unix.O_NOCTTY)
+		return reopen(pfd, name, st, 0)
 	}
 	return nil, nil, fmt.Errorf("unknown file type %#o", st.Mode&unix.S_IFMT)
 }
 
-// openSame opens base below fd, never following a symlink, and makes sure
-// it opened the inode fstatat saw: the entry's type is then the opened
-// descriptor's, whatever was swapped in meanwhile.
-func openSame(fd int, name, base string, st *unix.Stat_t, flags int) (*Entry, *os.File, error) {
-	nfd, err := unix.Openat(fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, 0)
+// reopen opens the inode the O_PATH descriptor pfd pinned for reading.
+// /proc/self/fd/N names the descriptor's own file, not a path walked
+// again, so it is that inode whatever its name now holds (Linux has no
+// other way to turn an O_PATH descriptor into a readable one). The check
+// that it is the same inode guards against a /proc that is not this
+// process's.
+func reopen(pfd int, name string, st *unix.Stat_t, flags int) (*Entry, *os.File, error) {
+	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|flags, 0)
 	if err != nil {
-		return nil, nil, changed(err)
+		return nil, nil, fmt.Errorf("reopening through /proc/self/fd: %w", err)
 	}
 	var now unix.Stat_t
 	if err := unix.Fstat(nfd, &now); err != nil {
@@ -171,22 +182,9 @@ func openSame(fd int, name, base string, st *unix.Stat_t, flags int) (*Entry, *o
 	}
 	if now.Dev != st.Dev || now.Ino != st.Ino {
 		unix.Close(nfd)
-		return nil, nil, errChanged
+		return nil, nil, errors.New("reopening through /proc/self/fd gave another inode: is /proc this process's?")
 	}
 	return entryOf(name, &now), os.NewFile(uintptr(nfd), name), nil
-}
-
-// changed tells the errors of an entry that was removed or replaced
-// between two system calls from real failures.
-func changed(err error) error {
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return ErrVanished
-	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ENXIO),
-		errors.Is(err, unix.EINVAL): // readlinkat of what is no longer a symlink
-		return errChanged
-	}
-	return err
 }
 
 // openDirAt opens the directory name below fd, never following a symlink.

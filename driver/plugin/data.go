@@ -339,8 +339,8 @@ const maxSkipLines = 100
 
 // skipLog logs what a copy of a volume leaves out: a socket or a device
 // with one line each (up to maxSkipLines, then one line with the count of
-// the rest), an entry removed or replaced during the copy at -v=2, since
-// a busy volume has many.
+// the rest), an entry removed during the copy at -v=2, since a busy
+// volume has many.
 type skipLog struct {
 	kv           []any // what the copy is: operation and IDs
 	logged, more int
@@ -351,7 +351,7 @@ func newSkipLog(kv ...any) *skipLog { return &skipLog{kv: kv} }
 func (s *skipLog) skipped(name string, why error) {
 	kv := append(slices.Clip(s.kv), "entry", name, "reason", why.Error())
 	switch {
-	case errors.Is(why, datapath.ErrVanished), errors.Is(why, datapath.ErrUnstable):
+	case errors.Is(why, datapath.ErrVanished):
 		klog.V(2).InfoS("Left out an entry that changed during the copy", kv...)
 	case s.logged < maxSkipLines:
 		s.logged++
