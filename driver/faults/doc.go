@@ -14,10 +14,14 @@
 // validated completely at load time so that a typo fails loudly instead of
 // silently injecting nothing, and it can be reloaded (Reload or Watch)
 // without restarting the driver; a bad file never replaces good rules.
+// An injector may read several files (NewFiles), each reloaded on its own,
+// so that a tool's rules (outages) can change without restarting the
+// counters of the user's.
 //
 // Counting: every rule counts each call that matches its match block,
-// independently of the other rules, and the first rule in file order
-// whose count is inside its nth/count window acts on the call. Later
+// independently of the other rules, and the first rule in file order (the
+// files in the order given) whose count is inside its nth/count window
+// acts on the call. Later
 // rules still count the call even if an earlier rule acted.
 //
 // It knows gRPC methods and CSI messages only: it must not import the

@@ -150,7 +150,7 @@ func TestPoll(t *testing.T) {
 	i, path := newInjector(t, codeRule("old", "Unavailable"), nil)
 	var w watchState
 	ctx, logs := logContext(t)
-	poll := func() { i.poll(klog.FromContext(ctx), &w) }
+	poll := func() { i.poll(klog.FromContext(ctx), i.files[0], &w) }
 	callCode(i)
 	want := func(step string, stats RuleStats) {
 		t.Helper()
@@ -222,5 +222,100 @@ func TestConcurrentCount(t *testing.T) {
 	}
 	if got := i.Stats()[0]; got != (RuleStats{"r", 200, 5}) {
 		t.Errorf("stats = %+v", got)
+	}
+}
+
+// TestOutageFileKeepsOtherFilesCounters: a rule meant for "the first two
+// CreateSnapshot calls" must not fire again when a zone goes down and up
+// mid-run. With the outage rule written into the rule's own file (what
+// zonepath-cluster zone down did) every rewrite restarts the window, and
+// the rule fires again; with the outage in a file of its own (NewFiles)
+// the rule keeps its counters, since its own file did not change.
+func TestOutageFileKeepsOtherFilesCounters(t *testing.T) {
+	const userRule = "- {name: first-two, match: {rpc: CreateSnapshot, count: 2}, action: {code: Unavailable}}\n"
+	const outageRule = "- {name: zone-b-down, match: {segment: {zone: zone-b}}, action: {outage: true}}\n"
+	zoneB := map[string]string{"zone": "zone-b"}
+	tests := []struct {
+		name        string
+		ownFile     bool // the outage rule goes in a file of its own
+		wantAfter   codes.Code
+		wantMatched int
+		wantFired   int
+	}{
+		{name: "outage written into the user's file", wantAfter: codes.Unavailable, wantMatched: 1, wantFired: 1},
+		{name: "outage in its own file", ownFile: true, wantAfter: codes.OK, wantMatched: 4, wantFired: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			user, outage := filepath.Join(dir, "user.yaml"), filepath.Join(dir, "outage.yaml")
+			writeFile(t, user, "rules:\n"+userRule)
+			writeFile(t, outage, "rules: []\n")
+			paths := []string{user}
+			if tt.ownFile {
+				paths = append(paths, outage)
+			}
+			i, err := NewFiles(paths, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// setZone takes zone-b down or up the way each layout allows.
+			setZone := func(down bool) {
+				target, rules := user, map[bool]string{true: "rules:\n" + userRule + outageRule, false: "rules:\n" + userRule}[down]
+				if tt.ownFile {
+					target, rules = outage, map[bool]string{true: "rules:\n" + outageRule, false: "rules: []\n"}[down]
+				}
+				replaceFile(t, target, rules)
+				if err := i.Reload(); err != nil {
+					t.Fatal(err)
+				}
+				if i.Down(zoneB) != down {
+					t.Fatalf("zone-b down = %v after setting it %v", !down, down)
+				}
+			}
+			for n := range 2 {
+				if got := callCode(i); got != codes.Unavailable {
+					t.Fatalf("call %d: %v, want the rule's Unavailable", n+1, got)
+				}
+			}
+			setZone(true)
+			got := callCode(i)
+			setZone(false)
+			callCode(i)
+			if got != tt.wantAfter {
+				t.Errorf("third CreateSnapshot, with zone-b down: %v, want %v", got, tt.wantAfter)
+			}
+			if s := i.Stats()[0]; s != (RuleStats{"first-two", tt.wantMatched, tt.wantFired}) {
+				t.Errorf("stats after zone-b went down and up: %+v, want matched %d, fired %d", s, tt.wantMatched, tt.wantFired)
+			}
+		})
+	}
+}
+
+// TestNewFiles: empty paths are skipped, a file given twice is refused,
+// and a broken file neither stops the others from reloading nor loses
+// its own rules.
+func TestNewFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	writeFile(t, a, codeRule("a", "Unavailable"))
+	writeFile(t, b, "rules: []\n")
+	if _, err := NewFiles([]string{a, dir + "/./a.yaml"}, nil); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("the same file twice: %v, want it refused", err)
+	}
+	i, err := NewFiles([]string{"", a, b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := i.Files(); len(got) != 2 || got[0] != a || got[1] != b {
+		t.Errorf("Files() = %v, want [%s %s]", got, a, b)
+	}
+	writeFile(t, a, codeRule("broken", "OK"))
+	writeFile(t, b, codeRule("b", "Aborted"))
+	if err := i.Reload(); err == nil || !strings.Contains(err.Error(), a) {
+		t.Errorf("Reload with %s broken: %v, want an error naming it", a, err)
+	}
+	if got := i.Stats(); len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
+		t.Errorf("rules after a partial reload: %+v, want a's old rule and b's new one", got)
 	}
 }

@@ -19,7 +19,8 @@ import (
 // storage back end would treat a lost site. What that means for each RPC
 // is the plugin's business (driver/plugin/outage.go); this package only
 // holds the declaration, so that it is switched on and off like every
-// other fault, by rewriting the rules file.
+// other fault, by rewriting a rules file: best one of its own (NewFiles),
+// so that the rewrite leaves the other files' rules and counters alone.
 
 // compileOutage checks an outage rule: a segment and nothing else, since
 // an outage concerns zones, not calls, nor a window of them.
@@ -52,16 +53,18 @@ func (i *Injector) Down(seg map[string]string) bool {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	for _, r := range i.rules {
-		if r.outage && containsAll(seg, r.segment) {
-			return true
+	for _, s := range i.files {
+		for _, r := range s.rules {
+			if r.outage && containsAll(seg, r.segment) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// Outages lists the segments the active outage rules take down, in file
-// order.
+// Outages lists the segments the active outage rules take down, in the
+// order the rules apply (Stats).
 func (i *Injector) Outages() []map[string]string {
 	if i == nil {
 		return nil
@@ -69,9 +72,11 @@ func (i *Injector) Outages() []map[string]string {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	var out []map[string]string
-	for _, r := range i.rules {
-		if r.outage {
-			out = append(out, maps.Clone(r.segment))
+	for _, s := range i.files {
+		for _, r := range s.rules {
+			if r.outage {
+				out = append(out, maps.Clone(r.segment))
+			}
 		}
 	}
 	return out

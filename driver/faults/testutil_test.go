@@ -66,3 +66,12 @@ func logContext(t *testing.T) (context.Context, func() string) {
 	buf := logger.GetSink().(ktesting.Underlier).GetBuffer()
 	return klog.NewContext(context.Background(), logger), buf.String
 }
+
+// loadOnly loads data as the injector's only fault file, for tests that
+// need no file on disk.
+func (i *Injector) loadOnly(data []byte) error {
+	if len(i.files) == 0 {
+		i.files = []*source{{path: "test"}}
+	}
+	return i.load(i.files[0], data)
+}

@@ -221,9 +221,13 @@ func (u *up) driverController() component {
 		"--state-dir=" + u.w.path("driver", "state"), "--data-dir=" + u.w.path("driver", "data"),
 		"--topology-file=" + u.w.path("driver", "topology.yaml"), "--v=2",
 	}
+	// Two fault files, each re-read on its own: the user's, which nothing
+	// here writes, and the work directory's outage rules (zone.go), whose
+	// rewrites keep the counters of the user's rules.
 	if u.o.DriverFaultRules != "" {
 		args = append(args, "--fault-rules="+u.o.DriverFaultRules)
 	}
+	args = append(args, "--fault-rules="+u.outageRules())
 	return component{name: "zonepath-controller", bin: "zonepath", args: args}
 }
 

@@ -8,8 +8,9 @@
 // again from its record (Respawn), in its old place in the stop order.
 // up ends with the peak resident memory of the cluster's processes.
 // SetZone takes a zone of a running cluster down and back up (zone.go):
-// an outage rule in the controller's fault file, and the zone's kwok nodes
-// NotReady.
+// an outage rule in the controller's outage file (a second fault file in
+// the work directory; the user's is never written), and the zone's kwok
+// nodes NotReady.
 //
 // The components' flags keep a start of thousands of nodes cheap: the API
 // server has no TaintNodesByCondition (Nodes are created Ready), the

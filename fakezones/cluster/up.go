@@ -84,6 +84,12 @@ type up struct {
 	current stepProgress
 }
 
+// newState is the state of the cluster up starts, before its processes.
+func (u *up) newState() *State {
+	return &State{WorkDir: u.o.WorkDir, Kubeconfig: u.w.adminKubeconfig(), Controller: u.controllerSocket(), ZoneKey: u.o.Cluster.Keys.Zone,
+		DriverFaultRules: u.o.DriverFaultRules, OutageRules: u.outageRules()}
+}
+
 // Up starts a cluster and returns when it is ready: nodes Ready, node
 // plugins registered, classes installed. On failure or cancellation it
 // stops whatever it had started before returning.
@@ -104,8 +110,7 @@ func Up(ctx context.Context, o Options) (s *State, err error) {
 	if err := u.faultFile(); err != nil {
 		return nil, err
 	}
-	u.state = &State{WorkDir: o.WorkDir, Kubeconfig: u.w.adminKubeconfig(), Controller: u.controllerSocket(), ZoneKey: o.Cluster.Keys.Zone,
-		DriverFaultRules: u.o.DriverFaultRules}
+	u.state = u.newState()
 	for i, d := range o.Cluster.ExtraDrivers {
 		u.state.ExtraDrivers = append(u.state.ExtraDrivers, ExtraDriver{
 			Name: d.Name, Controller: extraControllerSocket(o.WorkDir, i), Disabled: d.DisableCapabilities})

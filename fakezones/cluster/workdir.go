@@ -75,10 +75,15 @@ type State struct {
 	ExtraDrivers []ExtraDriver `json:"extraDrivers,omitempty"`
 	// ZoneKey is the driver's zone key, the label its nodes' zones are in.
 	ZoneKey string `json:"zoneKey,omitempty"`
-	// DriverFaultRules is the fault file the zonepath controller re-reads:
-	// Options.DriverFaultRules, else an empty one in the work directory,
-	// where SetZone writes its outage rules.
+	// DriverFaultRules is the user's fault file (Options.DriverFaultRules),
+	// which the zonepath controller re-reads and nothing here writes.
+	// Before OutageRules it was also where SetZone wrote, and a cluster
+	// started without one had <work-dir>/driver/fault-rules.yaml here
+	// (legacyOutageRules).
 	DriverFaultRules string `json:"driverFaultRules,omitempty"`
+	// OutageRules is the zonepath controller's second fault file, in the
+	// work directory, where SetZone writes its outage rules.
+	OutageRules string `json:"outageRules,omitempty"`
 
 	// client is Serving's client of the API server.
 	clientOnce sync.Once

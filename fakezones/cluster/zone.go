@@ -25,12 +25,16 @@ import (
 
 // Zone outages. "zone down" takes a zone down the way a site fails: the
 // driver controller gets an outage rule (driver/faults, action.outage) in
-// the fault file it re-reads, so the zone's volumes turn INACCESSIBLE and
-// nothing is placed there; and the zone's kwok nodes turn NotReady: they
-// get ZoneDownLabel, which kwok is told to leave the status of alone
-// (--disregard-status-with-label-selector), and a Ready condition False,
-// on which the node lifecycle controller taints them. "zone up" removes
-// both: kwok's node-initialize stage then makes the nodes Ready again.
+// its outage fault file, a second --fault-rules file in the work
+// directory that the controller re-reads on its own, so the zone's
+// volumes turn INACCESSIBLE and nothing is placed there; and the zone's
+// kwok nodes turn NotReady: they get ZoneDownLabel, which kwok is told to
+// leave the status of alone (--disregard-status-with-label-selector), and
+// a Ready condition False, on which the node lifecycle controller taints
+// them. "zone up" removes both: kwok's node-initialize stage then makes
+// the nodes Ready again. The user's own fault file (--driver-fault-rules)
+// is never written: a tool must not edit its input, and a rewrite would
+// restart the nth/count windows of the user's rules.
 
 // ZoneDownLabel marks a node of a zone that is down; kwok leaves the
 // status of such nodes alone.
@@ -40,8 +44,8 @@ const ZoneDownLabel = "zonepath-cluster.zonepath.csi.dev/zone-down"
 // zone is down.
 const ZoneDownReason = "ZoneDown"
 
-// outageRulePrefix names the fault rules zone down writes, so zone up
-// removes those and leaves the user's own rules alone.
+// outageRulePrefix names the fault rules zone down writes, one per zone,
+// so that zone up removes only its zone's.
 const outageRulePrefix = "zonepath-cluster-zone-down-"
 
 // SetZone takes a zone of the running cluster in dir down (down) or
@@ -50,26 +54,9 @@ const outageRulePrefix = "zonepath-cluster-zone-down-"
 // call. It returns once the controller has re-read its rules and the
 // nodes show the new state.
 func SetZone(ctx context.Context, dir, zone string, down bool, out io.Writer) error {
-	s, err := runningState(dir)
+	s, z, err := setOutageRule(ctx, dir, zone, down, out)
 	if err != nil {
 		return err
-	}
-	z, seg, err := findZone(dir, zone)
-	if err != nil {
-		return err
-	}
-	changed, err := editOutageRules(s.DriverFaultRules, z.ID(), seg, down)
-	if err != nil {
-		return err
-	}
-	word := map[bool]string{true: "down", false: "up"}[down]
-	if !changed {
-		fmt.Fprintf(out, "zone %s: already %s in the driver's fault rules\n", z.ID(), word)
-	} else {
-		fmt.Fprintf(out, "zone %s: %s the outage rule in %s\n", z.ID(), map[bool]string{true: "wrote", false: "removed"}[down], s.DriverFaultRules)
-		if err := waitReload(ctx, (&workDir{dir: dir}).log("zonepath-controller"), out); err != nil {
-			return err
-		}
 	}
 	nodes, err := zoneNodes(dir, z)
 	if err != nil {
@@ -86,8 +73,36 @@ func SetZone(ctx context.Context, dir, zone string, down bool, out io.Writer) er
 	return nil
 }
 
-// runningState is the state of a running cluster whose controller reads
-// a fault file.
+// setOutageRule is SetZone's part in the driver: it writes or removes the
+// zone's outage rule in the cluster's outage file and waits for the
+// controller to re-read it.
+func setOutageRule(ctx context.Context, dir, zone string, down bool, out io.Writer) (*State, world.ZoneInfo, error) {
+	s, err := runningState(dir)
+	if err != nil {
+		return nil, world.ZoneInfo{}, err
+	}
+	path, err := outageRules(s)
+	if err != nil {
+		return nil, world.ZoneInfo{}, err
+	}
+	z, seg, err := findZone(dir, zone)
+	if err != nil {
+		return nil, world.ZoneInfo{}, err
+	}
+	changed, err := editOutageRules(path, z.ID(), seg, down)
+	if err != nil {
+		return nil, world.ZoneInfo{}, err
+	}
+	word := map[bool]string{true: "down", false: "up"}[down]
+	if !changed {
+		fmt.Fprintf(out, "zone %s: already %s in the driver's outage rules\n", z.ID(), word)
+		return s, z, nil
+	}
+	fmt.Fprintf(out, "zone %s: %s the outage rule in %s\n", z.ID(), map[bool]string{true: "wrote", false: "removed"}[down], path)
+	return s, z, waitReload(ctx, (&workDir{dir: dir}).log("zonepath-controller"), out)
+}
+
+// runningState is the state of a running cluster whose controller runs.
 func runningState(dir string) (*State, error) {
 	s, err := ReadState(dir)
 	if err != nil {
@@ -99,10 +114,30 @@ func runningState(dir string) (*State, error) {
 	if p, err := s.Process("zonepath-controller"); err != nil || !p.Alive() {
 		return nil, fmt.Errorf("the zonepath controller of the cluster in %s does not run", dir)
 	}
-	if s.DriverFaultRules == "" {
-		return nil, fmt.Errorf("the cluster in %s was started without a driver fault file, so its zones cannot go down; start it again with this version's up", dir)
-	}
 	return s, nil
+}
+
+// legacyOutageRules is the fault file that up gave a controller before
+// OutageRules, when --driver-fault-rules named none.
+func legacyOutageRules(dir string) string {
+	return (&workDir{dir: dir}).path("driver", "fault-rules.yaml")
+}
+
+// outageRules is the fault file of s's controller that SetZone writes:
+// its outage file. A cluster started before there was one (no
+// OutageRules in its state) read only DriverFaultRules: that file is still
+// written when it is the work directory's own, never when it is the
+// user's; such a cluster must be started again to take its zones down.
+func outageRules(s *State) (string, error) {
+	switch {
+	case s.OutageRules != "":
+		return s.OutageRules, nil
+	case s.DriverFaultRules == legacyOutageRules(s.WorkDir):
+		return s.DriverFaultRules, nil
+	case s.DriverFaultRules != "":
+		return "", fmt.Errorf("the cluster in %s was started by an older zonepath-cluster, whose controller reads outage rules only from your fault file %s, which zone down does not edit; start the cluster again with this version's up", s.WorkDir, s.DriverFaultRules)
+	}
+	return "", fmt.Errorf("the cluster in %s was started without a driver fault file, so its zones cannot go down; start it again with this version's up", s.WorkDir)
 }
 
 // findZone resolves a zone name ("zone-b" or "region-1/zone-b") in the
@@ -123,17 +158,19 @@ func findZone(dir, name string) (world.ZoneInfo, map[string]string, error) {
 	return topo.Zones[i], topo.Segment(i), nil
 }
 
-// editOutageRules adds or removes the outage rule of zone in the fault
-// file, keeping every other rule, and replaces the file atomically, as
-// the driver's fault file must be. It reports whether the file changed.
+// editOutageRules adds or removes the outage rule of zone in the outage
+// file, keeping the other zones' rules, and replaces the file atomically,
+// as a driver's fault file must be. It reports whether the file changed.
+// The file is the cluster's own: it is re-marshalled, so it must never be
+// a file of the user's.
 func editOutageRules(path, zoneID string, seg map[string]string, down bool) (bool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return false, fmt.Errorf("driver fault rules: %w", err)
+		return false, fmt.Errorf("driver outage rules: %w", err)
 	}
 	rs, err := faults.Parse(data)
 	if err != nil {
-		return false, fmt.Errorf("driver fault rules %s: %w", path, err)
+		return false, fmt.Errorf("driver outage rules %s: %w", path, err)
 	}
 	name := outageRulePrefix + strings.ReplaceAll(zoneID, "/", "-")
 	at := slices.IndexFunc(rs.Rules, func(r faults.Rule) bool { return r.Name == name })
@@ -268,13 +305,11 @@ func readyStatus(n *v1.Node) v1.ConditionStatus {
 	return v1.ConditionUnknown
 }
 
-// faultFile gives the controller a fault file whatever the options say,
-// so that any cluster's zones can go down: an empty one in the work
-// directory unless Options.DriverFaultRules names the user's.
+// outageRules is the controller's outage file (zone.go).
+func (u *up) outageRules() string { return u.w.path("driver", "outage-rules.yaml") }
+
+// faultFile gives the controller its outage file, without rules, so that
+// any cluster's zones can go down, whatever fault file the user gave.
 func (u *up) faultFile() error {
-	if u.o.DriverFaultRules != "" {
-		return nil
-	}
-	u.o.DriverFaultRules = u.w.path("driver", "fault-rules.yaml")
-	return os.WriteFile(u.o.DriverFaultRules, []byte("rules: []\n"), 0o644)
+	return os.WriteFile(u.outageRules(), []byte("rules: []\n"), 0o644)
 }

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +77,51 @@ func TestRegistrationFlags(t *testing.T) {
 			}
 			if got := reg != nil; got != tc.wantRegistered {
 				t.Errorf("registering = %v, want %v", got, tc.wantRegistered)
+			}
+		})
+	}
+}
+
+// TestFaultRulesFlag: --fault-rules may be repeated, each file becoming a
+// source of rules of its own in the order given; an empty value means no
+// rules, as before; a file given twice stops the start naming the flag.
+func TestFaultRulesFlag(t *testing.T) {
+	dir := t.TempDir()
+	user, outage := filepath.Join(dir, "user.yaml"), filepath.Join(dir, "outage.yaml")
+	for _, p := range []string{user, outage} {
+		if err := os.WriteFile(p, []byte("rules: []\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		wantFiles []string
+		wantErr   string
+	}{
+		{name: "none"},
+		{name: "empty", args: []string{"--fault-rules="}},
+		{name: "one", args: []string{"--fault-rules=" + user}, wantFiles: []string{user}},
+		{name: "repeated", args: []string{"--fault-rules", user, "--fault-rules=" + outage}, wantFiles: []string{user, outage}},
+		{name: "twice the same", args: []string{"--fault-rules=" + user, "--fault-rules=" + user}, wantErr: "--fault-rules: fault file " + user + ": given twice"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options{name: plugin.DefaultName, controller: true, stateDir: t.TempDir()}
+			fs := flag.NewFlagSet("zonepath", flag.ContinueOnError)
+			o.addFaultFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := o.config(context.Background())
+			if wanterr.Check(t, err, tc.wantErr) {
+				return
+			}
+			if got := cfg.Faults.Files(); !slices.Equal(got, tc.wantFiles) {
+				t.Errorf("fault files %v, want %v", got, tc.wantFiles)
+			}
+			if (cfg.Faults != nil) != (len(tc.wantFiles) > 0) {
+				t.Errorf("Config.Faults = %v with files %v: want an injector exactly when there are files", cfg.Faults, tc.wantFiles)
 			}
 		})
 	}

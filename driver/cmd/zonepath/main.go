@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/plugin"
@@ -29,7 +30,8 @@ type options struct {
 	controller, node                                  bool
 	disable                                           string
 	maxVolumesPerNode, maxVolumeSize                  int64
-	mount, blockDevices, faultRules                   string
+	mount, blockDevices                               string
+	faultRules                                        []string
 	faultReload                                       time.Duration
 	kubeletRegistrationPath, pluginRegistrationPath   string
 	showVersion                                       bool
@@ -56,8 +58,7 @@ func main() {
 	flag.Int64Var(&o.maxVolumeSize, "max-volume-size", 0, "largest volume in bytes; 0 means no limit")
 	flag.StringVar(&o.mount, "mount", "auto", "node mounts: bind, none (only create paths), or auto (bind when permitted)")
 	flag.StringVar(&o.blockDevices, "block-devices", plugin.BlockDevicesAuto, "how a block volume appears on the node: loop (a loop device backed by the volume's file, its node bind-mounted: what a container runtime needs), file (the file itself bind-mounted, where no loop device can exist or is wanted), or auto (loop when bind mounts work and a loop device can be attached and detached, else file)")
-	flag.StringVar(&o.faultRules, "fault-rules", "", "YAML file of fault rules; re-read when it changes")
-	flag.DurationVar(&o.faultReload, "fault-rules-reload-interval", time.Second, "how often to check --fault-rules for changes")
+	o.addFaultFlags(flag.CommandLine)
 	flag.StringVar(&o.kubeletRegistrationPath, "kubelet-registration-path", "", "with --node: register with kubelet, giving it this path of the CSI socket as kubelet sees it on the host (e.g. /var/lib/kubelet/plugins/zonepath.csi.dev/csi.sock); replaces the node-driver-registrar sidecar where its image cannot be pulled. Empty: do not register")
 	flag.StringVar(&o.pluginRegistrationPath, "plugin-registration-path", registration.DefaultDir, "with --kubelet-registration-path: kubelet's plugin registration directory (/var/lib/kubelet/plugins_registry on the host) as mounted in this container")
 	flag.BoolVar(&o.showVersion, "version", false, "print the version and exit")
@@ -68,6 +69,14 @@ func main() {
 	}
 	plugin.ApplyRuntimeDefaults()
 	cmd.Run(func(ctx context.Context) error { return run(ctx, o) })
+}
+
+// addFaultFlags registers the fault rule flags. --fault-rules is
+// repeatable, as Kubernetes' list flags are, rather than comma-separated,
+// so that any path given before repeats were possible still means itself.
+func (o *options) addFaultFlags(fs *flag.FlagSet) {
+	fs.Var(cliflag.NewStringSlice(&o.faultRules), "fault-rules", "YAML file of fault rules, re-read when it changes; repeat the flag for more files, each re-read on its own, so that rewriting one (a tool's outage rules) keeps the counters of the others' rules")
+	fs.DurationVar(&o.faultReload, "fault-rules-reload-interval", time.Second, "how often to check the --fault-rules files for changes")
 }
 
 // run serves until ctx ends (SIGTERM) or the kubelet registration fails.
@@ -146,15 +155,15 @@ func (o options) config(ctx context.Context) (plugin.Config, error) {
 		}
 		cfg.Node = loc
 	}
-	if o.faultRules != "" {
-		var seg map[string]string
-		if o.node {
-			seg, _ = topo.NodeSegment(cfg.Node.Zone, cfg.Node.Rack)
-		}
-		inj, err := faults.New(o.faultRules, seg)
-		if err != nil {
-			return cfg, err
-		}
+	var seg map[string]string
+	if o.node {
+		seg, _ = topo.NodeSegment(cfg.Node.Zone, cfg.Node.Rack)
+	}
+	inj, err := faults.NewFiles(o.faultRules, seg)
+	if err != nil {
+		return cfg, fmt.Errorf("--fault-rules: %w", err)
+	}
+	if len(inj.Files()) > 0 {
 		cfg.Faults = inj
 	}
 	return cfg, nil

@@ -118,7 +118,7 @@ func upCommand() *cobra.Command {
 	f.StringVar(&o.BinDir, "bin-dir", binDir(), "directory of the components (make components, make build)")
 	f.StringVar(&o.CRDDir, "crd-dir", filepath.Join(binDir(), "crds"), "directory of the snapshot CRDs to install (make crds)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
-	f.StringVar(&o.DriverFaultRules, "driver-fault-rules", "", "fault rules file (driver/faults/README.md) for the zonepath controller, re-read when it changes: makes the driver break a rule on purpose")
+	f.StringVar(&o.DriverFaultRules, "driver-fault-rules", "", "fault rules file (driver/faults/README.md) for the zonepath controller, re-read when it changes: makes the driver break a rule on purpose; never written (zone down|up keeps its outage rules in a file of the work directory)")
 	f.StringVar(&o.RBACDir, "rbac", "", "kustomization of ServiceAccounts and roles (deploy/rbac), applied before the components start; "+
 		"snapshot-controller, every driver's sidecars and zonepath-scheduler then run as its ServiceAccounts of "+cluster.Namespace+
 		" (client certificates for system:serviceaccount:"+cluster.Namespace+":<name>), with leader election there, "+
@@ -202,8 +202,8 @@ func zoneCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "zone",
 		Short: "Take a zone of a running cluster down (an outage) or bring it back up",
-		Long: "zone down ZONE writes an outage rule (driver/faults/README.md) into the fault file the zonepath controller " +
-			"re-reads, so the zone's volumes and snapshot copies are inaccessible and nothing is placed there, and makes " +
+		Long: "zone down ZONE writes an outage rule (driver/faults/README.md) into <work-dir>/driver/outage-rules.yaml, the " +
+			"fault file the zonepath controller re-reads beside --driver-fault-rules' (never written), so the zone's volumes and snapshot copies are inaccessible and nothing is placed there, and makes " +
 			"the zone's kwok nodes NotReady; zone up ZONE undoes both. The zone's data stays. Both are idempotent.",
 	}
 	for _, down := range []bool{true, false} {
