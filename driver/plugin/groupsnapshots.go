@@ -68,13 +68,15 @@ func (p *Plugin) groupSpec(req *csi.CreateVolumeGroupSnapshotRequest) (*groupSpe
 	return spec, nil
 }
 
-// CreateVolumeGroupSnapshot implements csi.GroupControllerServer. The
-// members' data is cut first, outside the store lock, then every member
-// and the group are recorded in one store update: all or nothing. A
-// member that does not fit (a zone's snapshot quota, say) fails the whole
-// group with that member's code, and the data already cut is removed
-// (spec: "SP SHOULD also do clean up and make sure no snapshots are
-// leaked").
+// CreateVolumeGroupSnapshot implements csi.GroupControllerServer. Every
+// source is looked up and checked first: it exists (NOT_FOUND) and no
+// one can write it (FAILED_PRECONDITION, groupcut.go: write-order
+// consistency). The members' data is cut then, outside the store lock,
+// and every member and the group are recorded in one store update: all or
+// nothing. A member that does not fit (a zone's snapshot quota, say)
+// fails the whole group with that member's code, and the data already cut
+// is removed (spec: "SP SHOULD also do clean up and make sure no
+// snapshots are leaked").
 func (p *Plugin) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.CreateVolumeGroupSnapshotRequest) (*csi.CreateVolumeGroupSnapshotResponse, error) {
 	spec, err := p.groupSpec(req)
 	if err != nil {
@@ -83,8 +85,12 @@ func (p *Plugin) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.CreateV
 	if existing := p.store.GroupByName(spec.name); existing != nil {
 		return p.groupResponse(existing, checkSameGroup(existing, spec))
 	}
+	sources, err := p.groupSources(spec.sources)
+	if err != nil {
+		return nil, err
+	}
 	gid := newID(groupPrefix)
-	ids, err := p.cutMembers(ctx, spec.sources)
+	ids, err := p.cutMembers(ctx, sources)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +106,20 @@ func (p *Plugin) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.CreateV
 	return p.groupResponse(g, err)
 }
 
+// groupSources are the source volumes' records, each checked before
+// anything is read: NOT_FOUND for one that does not exist.
+func (p *Plugin) groupSources(ids []string) ([]*state.Volume, error) {
+	out := make([]*state.Volume, 0, len(ids))
+	for _, id := range ids {
+		v := p.store.Volume(id)
+		if v == nil {
+			return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", id)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 func (p *Plugin) groupResponse(g *state.Group, err error) (*csi.CreateVolumeGroupSnapshotResponse, error) {
 	if err != nil {
 		return nil, err
@@ -111,18 +131,18 @@ func (p *Plugin) groupResponse(g *state.Group, err error) (*csi.CreateVolumeGrou
 	return &csi.CreateVolumeGroupSnapshotResponse{GroupSnapshot: out}, nil
 }
 
-// cutMembers copies each source volume's data under a new snapshot ID.
-// The copies are cut one after another: zonepath's volumes are files a
-// tenant may write meanwhile, so a group is as consistent as its members
-// (see the driver README).
-func (p *Plugin) cutMembers(ctx context.Context, sources []string) ([]string, error) {
+// cutMembers copies each source volume's data under a new snapshot ID,
+// one after another, with no one able to write any of them meanwhile
+// (holdForCut): every member then holds the same point of the tenants'
+// write order.
+func (p *Plugin) cutMembers(ctx context.Context, sources []*state.Volume) ([]string, error) {
+	release, err := p.holdForCut(sources)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ids := make([]string, 0, len(sources))
-	for _, source := range sources {
-		src := p.store.Volume(source)
-		if src == nil {
-			err := status.Errorf(codes.NotFound, "source volume %s does not exist", source)
-			return nil, p.dropCut(ctx, ids, err)
-		}
+	for _, src := range sources {
 		id := newID(snapshotPrefix)
 		if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
 			err = dataStatus(err, "cutting snapshot %s of volume %s", id, src.ID)
