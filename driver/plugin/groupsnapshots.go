@@ -69,8 +69,9 @@ func (p *Plugin) groupSpec(req *csi.CreateVolumeGroupSnapshotRequest) (*groupSpe
 }
 
 // CreateVolumeGroupSnapshot implements csi.GroupControllerServer. Every
-// source is looked up and checked first: it exists (NOT_FOUND) and no
-// one can write it (FAILED_PRECONDITION, groupcut.go: write-order
+// source is looked up and checked first: it exists (NOT_FOUND), its zone
+// is up (UNAVAILABLE, outage.go: nothing is read in a zone that is down)
+// and no one can write it (FAILED_PRECONDITION, groupcut.go: write-order
 // consistency). The members' data is cut then, outside the store lock,
 // and every member and the group are recorded in one store update: all or
 // nothing. A member that does not fit (a zone's snapshot quota, say)
@@ -107,13 +108,18 @@ func (p *Plugin) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.CreateV
 }
 
 // groupSources are the source volumes' records, each checked before
-// anything is read: NOT_FOUND for one that does not exist.
+// anything is read: NOT_FOUND for one that does not exist, and
+// UNAVAILABLE for one in a zone that is down, as CreateSnapshot answers
+// for it (outage.go).
 func (p *Plugin) groupSources(ids []string) ([]*state.Volume, error) {
 	out := make([]*state.Volume, 0, len(ids))
 	for _, id := range ids {
 		v := p.store.Volume(id)
 		if v == nil {
 			return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", id)
+		}
+		if err := p.volumeReachable(v); err != nil {
+			return nil, err
 		}
 		out = append(out, v)
 	}

@@ -2,6 +2,8 @@ package plugin_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,10 +22,11 @@ type groupDriver struct {
 	group csi.GroupControllerClient
 }
 
-// newGroupDriver serves a driver whose zone-c holds two snapshot copies.
+// newGroupDriver serves a driver whose zone-c holds two snapshot copies,
+// with a fault file for outages.
 func newGroupDriver(t *testing.T, configure func(*plugin.Config)) *groupDriver {
 	t.Helper()
-	d := &testDriver{Driver: drivertest.Start(t, drivertest.Options{World: drivertest.World("snapshotQuota: 2"), Config: configure})}
+	d := &testDriver{Driver: drivertest.Start(t, drivertest.Options{World: drivertest.World("snapshotQuota: 2"), Faults: drivertest.NoRules, Config: configure})}
 	d.client = newCSIClient(t, d.Driver)
 	return &groupDriver{testDriver: d, group: csi.NewGroupControllerClient(d.Conn(t))}
 }
@@ -262,5 +265,38 @@ func TestGroupControllerSwitchedOff(t *testing.T) {
 		if advertised == off || (codeOf(err) == codes.Unimplemented) != off {
 			t.Errorf("disabled=%v: GROUP_CONTROLLER_SERVICE advertised=%v, GroupControllerGetCapabilities: %v", off, advertised, err)
 		}
+	}
+}
+
+// TestGroupSnapshotOutage: a group with a source volume in a zone that is
+// down is UNAVAILABLE, as CreateSnapshot of that volume is, and nothing is
+// cut, not even the members in zones that are up (outage.go: nothing is
+// read in a zone that is down); the same request succeeds once the zone
+// is back. The down zone's volume is moved away meanwhile, as a lost
+// site's disks are: a cut that tries to read it fails otherwise.
+func TestGroupSnapshotOutage(t *testing.T) {
+	d := newGroupDriver(t, nil)
+	vols := d.volumesIn(t, "outage", "zone-a", "zone-b")
+	d.SetFaults(t, zoneB)
+	lost := filepath.Join(d.dataDir(), "volumes", vols[1])
+	if err := os.Rename(lost, lost+".lost"); err != nil {
+		t.Fatal(err)
+	}
+	before := d.dataFiles(t)
+	for _, sources := range [][]string{vols, {vols[1], vols[0]}} {
+		_, err := d.createGroup("outage", sources, nil)
+		if codeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), vols[1]) {
+			t.Errorf("group of %v with %s in zone-b, down: %v, want UNAVAILABLE naming it", sources, vols[1], err)
+		}
+	}
+	if after := d.dataFiles(t); !slices.Equal(after, before) {
+		t.Errorf("a group refused for an outage left data: %v, before %v", after, before)
+	}
+	if err := os.Rename(lost+".lost", lost); err != nil {
+		t.Fatal(err)
+	}
+	d.SetFaults(t, drivertest.NoRules)
+	if _, err := d.createGroup("outage", vols, nil); err != nil {
+		t.Errorf("the group once zone-b is back: %v", err)
 	}
 }
