@@ -231,7 +231,7 @@ func sameSet(a, b []string) bool {
 // each would return them. A group whose member record is gone is the
 // driver's fault, INTERNAL: members are deleted only with their group.
 func (p *Plugin) csiGroup(g *state.Group) (*csi.VolumeGroupSnapshot, error) {
-	out := &csi.VolumeGroupSnapshot{GroupSnapshotId: g.ID, CreationTime: timestamppb.New(g.Created), ReadyToUse: true}
+	out := &csi.VolumeGroupSnapshot{GroupSnapshotId: g.ID, CreationTime: timestamppb.New(g.Created), ReadyToUse: !g.Deleting}
 	for _, id := range g.Snapshots {
 		s := p.store.Snapshot(id)
 		if s == nil {
@@ -259,6 +259,14 @@ func checkSnapshotIDs(g *state.Group, ids []string) error {
 // deletes the group and its members together (spec: "will delete a volume
 // group snapshot as well as all individual snapshots that are part of
 // this volume group snapshot"); an unknown group is already deleted.
+//
+// A member with a copy in a zone that is down is UNAVAILABLE before
+// anything is deleted, as DeleteSnapshot answers for it (outage.go). The
+// work goes in three steps so that a failure leaves a record a retry
+// finds: the group is marked Deleting, the members' data removed, then
+// the records deleted. A retry of a group marked Deleting (or a failure
+// to remove data, INTERNAL) does the last two steps again; removing data
+// already gone succeeds.
 func (p *Plugin) DeleteVolumeGroupSnapshot(ctx context.Context, req *csi.DeleteVolumeGroupSnapshotRequest) (*csi.DeleteVolumeGroupSnapshotResponse, error) {
 	id := req.GetGroupSnapshotId()
 	if err := checkID("group_snapshot_id", id); err != nil {
@@ -270,26 +278,59 @@ func (p *Plugin) DeleteVolumeGroupSnapshot(ctx context.Context, req *csi.DeleteV
 		if g == nil {
 			return nil
 		}
-		if err := checkSnapshotIDs(g, req.GetSnapshotIds()); err != nil {
+		if err := p.checkGroupDeletable(tx, g, req.GetSnapshotIds()); err != nil {
 			return err
 		}
 		members = g.Snapshots
+		if !g.Deleting {
+			marked := *g
+			marked.Deleting = true
+			tx.PutGroup(&marked)
+		}
+		return nil
+	})
+	if err != nil || members == nil {
+		return nil, err
+	}
+	if err := p.dropMembers(members); err != nil {
+		return nil, status.Errorf(codes.Internal, "deleting data of group snapshot %s (retry to finish): %v", id, err)
+	}
+	if err := p.deleteGroupRecords(id, members); err != nil {
+		return nil, err
+	}
+	return &csi.DeleteVolumeGroupSnapshotResponse{}, nil
+}
+
+// checkGroupDeletable checks the CO's snapshot_ids and that every
+// member's copies can be reached.
+func (p *Plugin) checkGroupDeletable(tx *state.Tx, g *state.Group, snapshotIDs []string) error {
+	if err := checkSnapshotIDs(g, snapshotIDs); err != nil {
+		return err
+	}
+	for _, m := range g.Snapshots {
+		if s := tx.Snapshot(m); s != nil {
+			if err := p.snapshotReachable(s); err != nil {
+				return status.Errorf(codes.Unavailable, "group snapshot %s: %s", g.ID, status.Convert(err).Message())
+			}
+		}
+	}
+	return nil
+}
+
+// deleteGroupRecords deletes a group and its members' records, whose data
+// is gone.
+func (p *Plugin) deleteGroupRecords(id string, members []string) error {
+	err := p.store.Update(func(tx *state.Tx) error {
 		for _, m := range members {
 			tx.DeleteSnapshot(m)
 		}
 		tx.DeleteGroup(id)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
 	for _, m := range members {
 		p.snapshotEntries.forget(m)
 	}
-	if err := p.dropMembers(members); err != nil {
-		return nil, status.Errorf(codes.Internal, "deleting data of group snapshot %s: %v", id, err)
-	}
-	return &csi.DeleteVolumeGroupSnapshotResponse{}, nil
+	return err
 }
 
 // GetVolumeGroupSnapshot implements csi.GroupControllerServer.
