@@ -68,13 +68,16 @@ func (p *Plugin) groupSpec(req *csi.CreateVolumeGroupSnapshotRequest) (*groupSpe
 	return spec, nil
 }
 
-// CreateVolumeGroupSnapshot implements csi.GroupControllerServer. The
-// members' data is cut first, outside the store lock, then every member
-// and the group are recorded in one store update: all or nothing. A
-// member that does not fit (a zone's snapshot quota, say) fails the whole
-// group with that member's code, and the data already cut is removed
-// (spec: "SP SHOULD also do clean up and make sure no snapshots are
-// leaked").
+// CreateVolumeGroupSnapshot implements csi.GroupControllerServer. Every
+// source is looked up and checked first: it exists (NOT_FOUND), its zone
+// is up (UNAVAILABLE, outage.go: nothing is read in a zone that is down)
+// and no one can write it (FAILED_PRECONDITION, groupcut.go: write-order
+// consistency). The members' data is cut then, outside the store lock,
+// and every member and the group are recorded in one store update: all or
+// nothing. A member that does not fit (a zone's snapshot quota, say)
+// fails the whole group with that member's code, and the data already cut
+// is removed (spec: "SP SHOULD also do clean up and make sure no
+// snapshots are leaked").
 func (p *Plugin) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.CreateVolumeGroupSnapshotRequest) (*csi.CreateVolumeGroupSnapshotResponse, error) {
 	spec, err := p.groupSpec(req)
 	if err != nil {
@@ -83,8 +86,12 @@ func (p *Plugin) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.CreateV
 	if existing := p.store.GroupByName(spec.name); existing != nil {
 		return p.groupResponse(existing, checkSameGroup(existing, spec))
 	}
+	sources, err := p.groupSources(spec.sources)
+	if err != nil {
+		return nil, err
+	}
 	gid := newID(groupPrefix)
-	ids, err := p.cutMembers(ctx, spec.sources)
+	ids, err := p.cutMembers(ctx, sources)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +107,25 @@ func (p *Plugin) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.CreateV
 	return p.groupResponse(g, err)
 }
 
+// groupSources are the source volumes' records, each checked before
+// anything is read: NOT_FOUND for one that does not exist, and
+// UNAVAILABLE for one in a zone that is down, as CreateSnapshot answers
+// for it (outage.go).
+func (p *Plugin) groupSources(ids []string) ([]*state.Volume, error) {
+	out := make([]*state.Volume, 0, len(ids))
+	for _, id := range ids {
+		v := p.store.Volume(id)
+		if v == nil {
+			return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", id)
+		}
+		if err := p.volumeReachable(v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 func (p *Plugin) groupResponse(g *state.Group, err error) (*csi.CreateVolumeGroupSnapshotResponse, error) {
 	if err != nil {
 		return nil, err
@@ -111,18 +137,18 @@ func (p *Plugin) groupResponse(g *state.Group, err error) (*csi.CreateVolumeGrou
 	return &csi.CreateVolumeGroupSnapshotResponse{GroupSnapshot: out}, nil
 }
 
-// cutMembers copies each source volume's data under a new snapshot ID.
-// The copies are cut one after another: zonepath's volumes are files a
-// tenant may write meanwhile, so a group is as consistent as its members
-// (see the driver README).
-func (p *Plugin) cutMembers(ctx context.Context, sources []string) ([]string, error) {
+// cutMembers copies each source volume's data under a new snapshot ID,
+// one after another, with no one able to write any of them meanwhile
+// (holdForCut): every member then holds the same point of the tenants'
+// write order.
+func (p *Plugin) cutMembers(ctx context.Context, sources []*state.Volume) ([]string, error) {
+	release, err := p.holdForCut(sources)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ids := make([]string, 0, len(sources))
-	for _, source := range sources {
-		src := p.store.Volume(source)
-		if src == nil {
-			err := status.Errorf(codes.NotFound, "source volume %s does not exist", source)
-			return nil, p.dropCut(ctx, ids, err)
-		}
+	for _, src := range sources {
 		id := newID(snapshotPrefix)
 		if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
 			err = dataStatus(err, "cutting snapshot %s of volume %s", id, src.ID)
@@ -205,7 +231,7 @@ func sameSet(a, b []string) bool {
 // each would return them. A group whose member record is gone is the
 // driver's fault, INTERNAL: members are deleted only with their group.
 func (p *Plugin) csiGroup(g *state.Group) (*csi.VolumeGroupSnapshot, error) {
-	out := &csi.VolumeGroupSnapshot{GroupSnapshotId: g.ID, CreationTime: timestamppb.New(g.Created), ReadyToUse: true}
+	out := &csi.VolumeGroupSnapshot{GroupSnapshotId: g.ID, CreationTime: timestamppb.New(g.Created), ReadyToUse: !g.Deleting}
 	for _, id := range g.Snapshots {
 		s := p.store.Snapshot(id)
 		if s == nil {
@@ -233,6 +259,14 @@ func checkSnapshotIDs(g *state.Group, ids []string) error {
 // deletes the group and its members together (spec: "will delete a volume
 // group snapshot as well as all individual snapshots that are part of
 // this volume group snapshot"); an unknown group is already deleted.
+//
+// A member with a copy in a zone that is down is UNAVAILABLE before
+// anything is deleted, as DeleteSnapshot answers for it (outage.go). The
+// work goes in three steps so that a failure leaves a record a retry
+// finds: the group is marked Deleting, the members' data removed, then
+// the records deleted. A retry of a group marked Deleting (or a failure
+// to remove data, INTERNAL) does the last two steps again; removing data
+// already gone succeeds.
 func (p *Plugin) DeleteVolumeGroupSnapshot(ctx context.Context, req *csi.DeleteVolumeGroupSnapshotRequest) (*csi.DeleteVolumeGroupSnapshotResponse, error) {
 	id := req.GetGroupSnapshotId()
 	if err := checkID("group_snapshot_id", id); err != nil {
@@ -244,26 +278,59 @@ func (p *Plugin) DeleteVolumeGroupSnapshot(ctx context.Context, req *csi.DeleteV
 		if g == nil {
 			return nil
 		}
-		if err := checkSnapshotIDs(g, req.GetSnapshotIds()); err != nil {
+		if err := p.checkGroupDeletable(tx, g, req.GetSnapshotIds()); err != nil {
 			return err
 		}
 		members = g.Snapshots
+		if !g.Deleting {
+			marked := *g
+			marked.Deleting = true
+			tx.PutGroup(&marked)
+		}
+		return nil
+	})
+	if err != nil || members == nil {
+		return nil, err
+	}
+	if err := p.dropMembers(members); err != nil {
+		return nil, status.Errorf(codes.Internal, "deleting data of group snapshot %s (retry to finish): %v", id, err)
+	}
+	if err := p.deleteGroupRecords(id, members); err != nil {
+		return nil, err
+	}
+	return &csi.DeleteVolumeGroupSnapshotResponse{}, nil
+}
+
+// checkGroupDeletable checks the CO's snapshot_ids and that every
+// member's copies can be reached.
+func (p *Plugin) checkGroupDeletable(tx *state.Tx, g *state.Group, snapshotIDs []string) error {
+	if err := checkSnapshotIDs(g, snapshotIDs); err != nil {
+		return err
+	}
+	for _, m := range g.Snapshots {
+		if s := tx.Snapshot(m); s != nil {
+			if err := p.snapshotReachable(s); err != nil {
+				return status.Errorf(codes.Unavailable, "group snapshot %s: %s", g.ID, status.Convert(err).Message())
+			}
+		}
+	}
+	return nil
+}
+
+// deleteGroupRecords deletes a group and its members' records, whose data
+// is gone.
+func (p *Plugin) deleteGroupRecords(id string, members []string) error {
+	err := p.store.Update(func(tx *state.Tx) error {
 		for _, m := range members {
 			tx.DeleteSnapshot(m)
 		}
 		tx.DeleteGroup(id)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
 	for _, m := range members {
 		p.snapshotEntries.forget(m)
 	}
-	if err := p.dropMembers(members); err != nil {
-		return nil, status.Errorf(codes.Internal, "deleting data of group snapshot %s: %v", id, err)
-	}
-	return &csi.DeleteVolumeGroupSnapshotResponse{}, nil
+	return err
 }
 
 // GetVolumeGroupSnapshot implements csi.GroupControllerServer.

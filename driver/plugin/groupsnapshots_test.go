@@ -2,6 +2,8 @@ package plugin_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,10 +22,11 @@ type groupDriver struct {
 	group csi.GroupControllerClient
 }
 
-// newGroupDriver serves a driver whose zone-c holds two snapshot copies.
+// newGroupDriver serves a driver whose zone-c holds two snapshot copies,
+// with a fault file for outages.
 func newGroupDriver(t *testing.T, configure func(*plugin.Config)) *groupDriver {
 	t.Helper()
-	d := &testDriver{Driver: drivertest.Start(t, drivertest.Options{World: drivertest.World("snapshotQuota: 2"), Config: configure})}
+	d := &testDriver{Driver: drivertest.Start(t, drivertest.Options{World: drivertest.World("snapshotQuota: 2"), Faults: drivertest.NoRules, Config: configure})}
 	d.client = newCSIClient(t, d.Driver)
 	return &groupDriver{testDriver: d, group: csi.NewGroupControllerClient(d.Conn(t))}
 }
@@ -261,6 +264,131 @@ func TestGroupControllerSwitchedOff(t *testing.T) {
 		_, err = d.group.GroupControllerGetCapabilities(context.Background(), &csi.GroupControllerGetCapabilitiesRequest{})
 		if advertised == off || (codeOf(err) == codes.Unimplemented) != off {
 			t.Errorf("disabled=%v: GROUP_CONTROLLER_SERVICE advertised=%v, GroupControllerGetCapabilities: %v", off, advertised, err)
+		}
+	}
+}
+
+// TestGroupSnapshotOutage: a group with a source volume in a zone that is
+// down is UNAVAILABLE, as CreateSnapshot of that volume is, and nothing is
+// cut, not even the members in zones that are up (outage.go: nothing is
+// read in a zone that is down); the same request succeeds once the zone
+// is back. The down zone's volume is moved away meanwhile, as a lost
+// site's disks are: a cut that tries to read it fails otherwise.
+func TestGroupSnapshotOutage(t *testing.T) {
+	d := newGroupDriver(t, nil)
+	vols := d.volumesIn(t, "outage", "zone-a", "zone-b")
+	d.SetFaults(t, zoneB)
+	lost := filepath.Join(d.dataDir(), "volumes", vols[1])
+	if err := os.Rename(lost, lost+".lost"); err != nil {
+		t.Fatal(err)
+	}
+	before := d.dataFiles(t)
+	for _, sources := range [][]string{vols, {vols[1], vols[0]}} {
+		_, err := d.createGroup("outage", sources, nil)
+		if codeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), vols[1]) {
+			t.Errorf("group of %v with %s in zone-b, down: %v, want UNAVAILABLE naming it", sources, vols[1], err)
+		}
+	}
+	if after := d.dataFiles(t); !slices.Equal(after, before) {
+		t.Errorf("a group refused for an outage left data: %v, before %v", after, before)
+	}
+	if err := os.Rename(lost+".lost", lost); err != nil {
+		t.Fatal(err)
+	}
+	d.SetFaults(t, drivertest.NoRules)
+	if _, err := d.createGroup("outage", vols, nil); err != nil {
+		t.Errorf("the group once zone-b is back: %v", err)
+	}
+}
+
+// TestGroupSnapshotDeleteOutage: DeleteVolumeGroupSnapshot of a group with
+// a member copy in a zone that is down is UNAVAILABLE and deletes nothing,
+// neither records nor data, as DeleteSnapshot of such a snapshot is
+// (outage.go); once the zone is back the same call deletes the group.
+func TestGroupSnapshotDeleteOutage(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name   string
+		zones  []string
+		params map[string]string
+	}{
+		{"a member's volume in the zone", []string{"zone-a", "zone-b"}, nil},
+		{"a member's second copy in the zone", []string{"zone-a"}, map[string]string{plugin.ParamSnapshotCopies: "2"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newGroupDriver(t, nil)
+			g, err := d.createGroup("down", d.volumesIn(t, "down", tt.zones...), tt.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			del := &csi.DeleteVolumeGroupSnapshotRequest{GroupSnapshotId: g.GetGroupSnapshotId(), SnapshotIds: memberIDs(g)}
+			before := d.dataFiles(t)
+			d.SetFaults(t, zoneB)
+			if _, err := d.group.DeleteVolumeGroupSnapshot(ctx, del); codeOf(err) != codes.Unavailable {
+				t.Errorf("delete with a copy in zone-b, down: %v, want UNAVAILABLE", err)
+			}
+			got, err := d.group.GetVolumeGroupSnapshot(ctx, &csi.GetVolumeGroupSnapshotRequest{GroupSnapshotId: g.GetGroupSnapshotId()})
+			if err != nil || !proto.Equal(got.GetGroupSnapshot(), g) {
+				t.Errorf("group after the refused delete: %v, %v; want %v", got, err, g)
+			}
+			if after := d.dataFiles(t); !slices.Equal(after, before) {
+				t.Errorf("the refused delete removed data: %v, before %v", after, before)
+			}
+			d.SetFaults(t, drivertest.NoRules)
+			if _, err := d.group.DeleteVolumeGroupSnapshot(ctx, del); err != nil {
+				t.Errorf("delete once zone-b is back: %v", err)
+			}
+		})
+	}
+}
+
+// TestGroupSnapshotDeleteRetry: when removing a member's data fails,
+// DeleteVolumeGroupSnapshot is INTERNAL and the group stays, shown not
+// ready; the retry, once the data can go, deletes the group, its members
+// and all their data. Before, the records went first and the retry found
+// no group, answered OK and left the data behind.
+func TestGroupSnapshotDeleteRetry(t *testing.T) {
+	d := newGroupDriver(t, nil)
+	ctx := context.Background()
+	g, err := d.createGroup("retry", d.volumesIn(t, "retry", "zone-a", "zone-d"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := memberIDs(g)
+	// A non-empty directory where a member's archive was: os.Remove
+	// fails on it (ENOTEMPTY), even for root.
+	stuck := filepath.Join(d.dataDir(), "snapshots", members[1]+".tar")
+	if err := os.Remove(stuck); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(stuck, "pinned"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	del := &csi.DeleteVolumeGroupSnapshotRequest{GroupSnapshotId: g.GetGroupSnapshotId(), SnapshotIds: members}
+	if _, err := d.group.DeleteVolumeGroupSnapshot(ctx, del); codeOf(err) != codes.Internal {
+		t.Fatalf("delete with a member's data undeletable: %v, want INTERNAL", err)
+	}
+	got, err := d.group.GetVolumeGroupSnapshot(ctx, &csi.GetVolumeGroupSnapshotRequest{GroupSnapshotId: g.GetGroupSnapshotId()})
+	if err != nil || got.GetGroupSnapshot().GetReadyToUse() {
+		t.Fatalf("group after a failed delete: %v, %v; want it kept, not ready", got, err)
+	}
+	if err := os.Remove(filepath.Join(stuck, "pinned")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.group.DeleteVolumeGroupSnapshot(ctx, del); err != nil {
+		t.Fatalf("retried delete: %v", err)
+	}
+	if _, err := d.group.GetVolumeGroupSnapshot(ctx, &csi.GetVolumeGroupSnapshotRequest{GroupSnapshotId: g.GetGroupSnapshotId()}); codeOf(err) != codes.NotFound {
+		t.Errorf("group after the retried delete: %v, want NOT_FOUND", err)
+	}
+	for _, m := range members {
+		if _, err := d.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: m}); codeOf(err) != codes.NotFound {
+			t.Errorf("member %s after the retried delete: %v, want NOT_FOUND", m, err)
+		}
+	}
+	for _, f := range d.dataFiles(t) {
+		if strings.HasPrefix(f, "snapshots/") {
+			t.Errorf("data left after the retried delete: %s", f)
 		}
 	}
 }

@@ -104,6 +104,9 @@ type Plugin struct {
 	// lock holds the data directory while this plugin serves the
 	// controller; see controllerLock.
 	lock *os.File
+	// cuts keeps read-write publishes out of volumes a group snapshot is
+	// cutting; see groupcut.go.
+	cuts cutGuard
 }
 
 // New opens the state and checks the configuration.

@@ -14,7 +14,9 @@ import (
 // ControllerPublishVolume implements csi.ControllerServer. It enforces the
 // node's attach limit (spec: ControllerPublishVolume Errors, "Max volumes
 // attached" is RESOURCE_EXHAUSTED) and the volume's topology: a volume is
-// only published to a node in its zone.
+// only published to a node in its zone. A read-write publish of a volume
+// a group snapshot is cutting waits for no one: it is ABORTED (see
+// groupcut.go).
 func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
 	volID, nodeID := req.GetVolumeId(), req.GetNodeId()
 	if err := checkID("volume_id", volID); err != nil {
@@ -33,6 +35,11 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "volume_capability: %v", status.Convert(err).Message())
 	}
+	release, err := p.admitPublish(volID, req.GetReadonly())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	err = p.store.Update(func(tx *state.Tx) error {
 		v := tx.Volume(volID)
 		if v == nil {

@@ -55,6 +55,10 @@ type Group struct {
 	Snapshots     []string          `json:"snapshots"`
 	Parameters    map[string]string `json:"parameters,omitempty"`
 	Created       time.Time         `json:"created"`
+	// Deleting is set by a DeleteVolumeGroupSnapshot before it removes
+	// the members' data, so that a retry after a failure there finds the
+	// group and finishes the job.
+	Deleting bool `json:"deleting,omitempty"`
 
 	vis visibility
 }
