@@ -191,7 +191,8 @@ func (p *Plugin) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolu
 }
 
 // NodePublishVolume implements csi.NodeServer: the staged volume is
-// bind-mounted at the target path, read-only on request; a block volume's
+// bind-mounted at the target path, read-only on request or when
+// ControllerPublishVolume published it read-only; a block volume's
 // device node is placed there (spec: "the SP SHALL place the block device
 // at target_path"). The plugin
 // advertises STAGE_UNSTAGE_VOLUME, so the volume must be staged at the
@@ -213,7 +214,14 @@ func (p *Plugin) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 			return nil, err
 		}
 	}
-	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: target, Readonly: req.GetReadonly(), Block: block}
+	controllerReadonly, err := publishedReadonly(req.GetPublishContext())
+	if err != nil {
+		return nil, err
+	}
+	// Read-only when asked, or when the volume was published to the node
+	// read-only (publishReadonlyKey).
+	readonly := req.GetReadonly() || controllerReadonly
+	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: target, Readonly: readonly, Block: block}
 	return &csi.NodePublishVolumeResponse{}, p.mount(m, p.volumeSource(m, staging))
 }
 

@@ -220,3 +220,39 @@ func TestLoopReadOnlyPublishFromBeforeReadOnlyDevices(t *testing.T) {
 		t.Errorf("after unpublish and unstage %d loop devices back the volume", n)
 	}
 }
+
+// TestLoopControllerReadOnlyPublishRefusesWrites: a volume published to
+// the node read-only by ControllerPublishVolume (Kubernetes: a PV with
+// spec.csi.readOnly, which the external-attacher passes there and kubelet
+// never passes to NodePublishVolume) is published read-only by every
+// NodePublishVolume that carries that publish_context, whatever its own
+// readonly says: csi.proto ControllerPublishVolumeRequest.readonly,
+// "Indicates SP MUST publish the volume in readonly mode". The node
+// learns it from the publish_context, which the CO passes on unchanged
+// (csi.proto NodePublishVolumeRequest.publish_context).
+func TestLoopControllerReadOnlyPublishRefusesWrites(t *testing.T) {
+	d := newLoopDriver(t)
+	ctx := context.Background()
+	id := d.mustCreateVolume(sizedRequest("loop-controller-read-only", true, &csi.CapacityRange{RequiredBytes: 1 << 20})).GetVolumeId()
+	pub, err := d.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{
+		VolumeId: id, NodeId: drivertest.NodeID, VolumeCapability: drivertest.Capability(true), Readonly: true,
+	})
+	if err != nil {
+		t.Fatalf("read-only ControllerPublishVolume: %v", err)
+	}
+	staging := filepath.Join(t.TempDir(), "staging")
+	if err := os.Mkdir(staging, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: staging,
+		VolumeCapability: drivertest.Capability(true), PublishContext: pub.GetPublishContext()}); err != nil {
+		t.Fatalf("NodeStageVolume: %v", err)
+	}
+	target := filepath.Join(t.TempDir(), "dev")
+	if _, err := d.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: id, StagingTargetPath: staging, TargetPath: target,
+		VolumeCapability: drivertest.Capability(true), PublishContext: pub.GetPublishContext()}); err != nil {
+		t.Fatalf("NodePublishVolume without readonly of a volume published read-only: %v", err)
+	}
+	assertRefusesWrites(t, "a runtime's node of a volume ControllerPublishVolume published read-only", runtimeNode(t, target))
+	d.unpublishAndUnstage(t, id, staging, target)
+}
