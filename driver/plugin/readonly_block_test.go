@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
 
 	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/plugin"
@@ -255,4 +257,28 @@ func TestLoopControllerReadOnlyPublishRefusesWrites(t *testing.T) {
 	}
 	assertRefusesWrites(t, "a runtime's node of a volume ControllerPublishVolume published read-only", runtimeNode(t, target))
 	d.unpublishAndUnstage(t, id, staging, target)
+}
+
+// TestPublishContextReadonly: ControllerPublishVolume answers the
+// read-only mark only for a read-only publish, and NodePublishVolume
+// takes "true" or nothing there; another value is no publish_context of
+// this driver's: INVALID_ARGUMENT (General Error Table, "Invalid or
+// unsupported field in the request").
+func TestPublishContextReadonly(t *testing.T) {
+	d := newTestDriver(t, nil)
+	ctx := context.Background()
+	for _, readonly := range []bool{false, true} {
+		id := d.mustCreateVolume(sizedRequest(fmt.Sprintf("publish-context-%t", readonly), false, &csi.CapacityRange{RequiredBytes: 1 << 20})).GetVolumeId()
+		resp, err := d.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: id, NodeId: drivertest.NodeID, VolumeCapability: drivertest.Capability(false), Readonly: readonly})
+		if got := resp.GetPublishContext()["zonepath.csi.dev/readonly"] == "true"; err != nil || got != readonly {
+			t.Errorf("ControllerPublishVolume readonly=%t: publish_context %v, %v", readonly, resp.GetPublishContext(), err)
+		}
+	}
+	id, staging := d.stagedVolume(t, "publish-context-bad", false)
+	_, err := d.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: id, StagingTargetPath: staging,
+		TargetPath: filepath.Join(t.TempDir(), "target"), VolumeCapability: drivertest.Capability(false),
+		PublishContext: map[string]string{"zonepath.csi.dev/readonly": "yes"}})
+	if codeOf(err) != codes.InvalidArgument {
+		t.Errorf("NodePublishVolume with zonepath.csi.dev/readonly=yes: %v, want INVALID_ARGUMENT", err)
+	}
 }
