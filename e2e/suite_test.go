@@ -96,7 +96,6 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	defineStorageCapacity(e)
 	defineLifecycle(e)
 	defineData(e)
-	defineReadOnlyBlock(e)
 	defineGroupSnapshot(e)
 	defineZoneOutage(e)
 }

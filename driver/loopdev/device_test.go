@@ -2,7 +2,6 @@ package loopdev_test
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/loopdev"
 )
 
@@ -225,11 +225,11 @@ func TestReadOnlyDeviceRefusesWrites(t *testing.T) {
 		t.Errorf("sysfs ro of %v: %q, %v; want 1", ro, b, err)
 	}
 	for _, path := range []string{ro.Path(), nodeOf(t, ro)} {
-		if err := writeThrough(path, []byte("refused")); !refused(err) {
+		if err := drivertest.WriteThrough(path, []byte("refused")); !drivertest.RefusedWrite(err) {
 			t.Errorf("a write through %s (read-only %v): %v; want EROFS, EPERM or EACCES", path, ro, err)
 		}
 	}
-	if err := writeThrough(nodeOf(t, rw), []byte("written")); err != nil {
+	if err := drivertest.WriteThrough(nodeOf(t, rw), []byte("written")); err != nil {
 		t.Fatalf("a write through a new node of the read-write device: %v", err)
 	}
 	got := make([]byte, 7)
@@ -273,21 +273,4 @@ func nodeOf(t *testing.T, d loopdev.Device) string {
 		t.Fatalf("mknod %s: %v", node, err)
 	}
 	return node
-}
-
-// writeThrough opens path for writing and writes data at 0, flushed.
-func writeThrough(path string, data []byte) error {
-	dev, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	_, err = dev.WriteAt(data, 0)
-	if err == nil {
-		err = dev.Sync()
-	}
-	return errors.Join(err, dev.Close())
-}
-
-func refused(err error) bool {
-	return errors.Is(err, unix.EROFS) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)
 }

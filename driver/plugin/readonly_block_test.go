@@ -3,7 +3,6 @@ package plugin_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,34 +48,14 @@ func (d *testDriver) unpublish(t *testing.T, id, target string) {
 	}
 }
 
-// refusedWrite reports whether err is the kernel refusing a write to
-// something read-only.
-func refusedWrite(err error) bool {
-	return errors.Is(err, unix.EROFS) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)
-}
-
-// writeThrough opens path for writing and writes data at 0: the error of
-// the open, the write or the flush, nil if the data was written.
-func writeThrough(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
-}
-
 // assertRefusesWrites: opening path for writing, or writing through it,
 // fails as the kernel refuses writes to something read-only.
 func assertRefusesWrites(t *testing.T, what, path string) {
 	t.Helper()
-	err := writeThrough(path, []byte("a tenant writes the shared image"))
+	err := drivertest.WriteThrough(path, []byte("a tenant writes the shared image"))
 	if err == nil {
 		t.Errorf("%s: a write through %s succeeded; a read-only publish must refuse it (csi.proto NodePublishVolumeRequest.readonly: \"SP MUST publish the volume in readonly mode\")", what, path)
-	} else if !refusedWrite(err) {
+	} else if !drivertest.RefusedWrite(err) {
 		t.Errorf("%s: a write through %s failed with %v, want EROFS, EPERM or EACCES", what, path, err)
 	}
 }
@@ -139,7 +118,7 @@ func TestLoopReadOnlyPublishRefusesWrites(t *testing.T) {
 	}
 
 	rewritten := bytes.Repeat([]byte("read-write still writes "), 32)
-	if err := writeThrough(runtimeNode(t, rw), rewritten); err != nil {
+	if err := drivertest.WriteThrough(runtimeNode(t, rw), rewritten); err != nil {
 		t.Fatalf("a write through a runtime's node of the read-write device: %v", err)
 	}
 	d.assertHolds(t, id, rewritten)
@@ -208,7 +187,7 @@ func TestLoopReadOnlyPublishFromBeforeReadOnlyDevices(t *testing.T) {
 	if err := unix.Mount(filepath.Join(staging, id), ro, "", unix.MS_BIND, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeThrough(ro, []byte("the old driver let it write")); err != nil {
+	if err := drivertest.WriteThrough(ro, []byte("the old driver let it write")); err != nil {
 		t.Fatalf("the read-write device bound as the old driver did: %v", err)
 	}
 	d.publishReadOnlyAt(t, id, staging, ro)
