@@ -22,7 +22,7 @@ import (
 // host without loop devices (thousands of fake node plugins on one
 // machine, an unprivileged laptop) can only bind the file.
 //
-// Each method but resize and size takes the access of the mount it is
+// source, shows and release take the access of the mount they are
 // for (csi.proto NodePublishVolumeRequest.readonly: "the SP MUST publish
 // the volume in readonly mode"): a read-only publish gets a device that
 // refuses writes itself, not only a read-only mount of its node.
