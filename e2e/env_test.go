@@ -219,21 +219,30 @@ func snapshotSource(name string) *v1.TypedLocalObjectReference {
 
 // pvc creates a claim of the driver's minimum size.
 func (e *env) pvc(ctx context.Context, name, class string, source *v1.TypedLocalObjectReference) {
+	claim := e.newClaim(name, class)
+	claim.Spec.DataSource = source
+	e.createClaim(ctx, claim)
+}
+
+// newClaim is a ReadWriteOnce claim of the driver's minimum size.
+func (e *env) newClaim(name, class string) *v1.PersistentVolumeClaim {
 	size := e.driver.GetDriverInfo().SupportedSizeRange.Min
 	if size == "" {
 		size = "1Gi"
 	}
-	claim := &v1.PersistentVolumeClaim{
+	return &v1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1.PersistentVolumeClaimSpec{
 			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			StorageClassName: ptr.To(class),
-			DataSource:       source,
 			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}},
 		},
 	}
+}
+
+func (e *env) createClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) {
 	_, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Create(ctx, claim, metav1.CreateOptions{})
-	framework.ExpectNoError(err, "creating PVC %s", name)
+	framework.ExpectNoError(err, "creating PVC %s", claim.Name)
 }
 
 // waitBound waits for a claim to be bound and returns its volume.
@@ -406,14 +415,28 @@ type ran struct{ node, message string }
 // server has without a kubelet log proxy (its standard error stays in the
 // logs).
 func (e *env) runPod(ctx context.Context, name string, selector map[string]string, claim, script string) ran {
+	pod := scriptPod(name, selector, claim, script)
+	pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: pod.Spec.Volumes[0].Name, MountPath: "/data"}}
+	return e.runToEnd(ctx, pod)
+}
+
+// scriptPod is runPod's pod without the claim's place in the container:
+// script in a busybox container, run once, its output the termination
+// message.
+func scriptPod(name string, selector map[string]string, claim, script string) *v1.Pod {
 	pod := newPod(name, selector, claim)
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	pod.Spec.Containers = []v1.Container{{
 		Name: "c", Image: imageutils.GetE2EImage(imageutils.BusyBox),
 		Command:                  []string{"sh", "-c", "exec >/dev/termination-log\n" + script},
 		TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError,
-		VolumeMounts:             []v1.VolumeMount{{Name: pod.Spec.Volumes[0].Name, MountPath: "/data"}},
 	}}
+	return pod
+}
+
+// runToEnd creates pod and waits until it has run to its end.
+func (e *env) runToEnd(ctx context.Context, pod *v1.Pod) ran {
+	name := pod.Name
 	e.createPod(ctx, pod)
 	var out ran
 	gomega.Eventually(ctx, func(ctx context.Context) error {

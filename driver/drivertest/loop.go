@@ -1,11 +1,14 @@
 package drivertest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/zonepath/zonepath/driver/loopdev"
 )
@@ -57,4 +60,26 @@ func detachLeftovers(t testing.TB, dataDir string) {
 			}
 		}
 	})
+}
+
+// WriteThrough opens path for writing and writes data at 0, flushed: the
+// error of the open, the write or the flush, nil if the data was written.
+// The read-only device tests write through device nodes with it.
+func WriteThrough(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// RefusedWrite reports whether err is the kernel refusing a write to
+// something read-only: EROFS (a read-only mount of a regular file), EPERM
+// (a read-only block device) or EACCES.
+func RefusedWrite(err error) bool {
+	return errors.Is(err, unix.EROFS) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zonepath/zonepath/driver/drivertest"
 	"github.com/zonepath/zonepath/driver/loopdev"
 )
 
@@ -42,7 +43,7 @@ func backingFile(t *testing.T, size int64) *os.File {
 // attach attaches f and detaches it when the test ends, whatever it did.
 func attach(t *testing.T, f *os.File) loopdev.Device {
 	t.Helper()
-	d, err := loopdev.Attach(f, owner)
+	d, err := loopdev.Attach(f, owner, loopdev.ReadWrite)
 	if err != nil {
 		t.Fatalf("Attach: %v", err)
 	}
@@ -74,11 +75,11 @@ func TestAttachFindDetach(t *testing.T) {
 	if size, err := d.Size(); err != nil || size != 1<<20 {
 		t.Errorf("device size %d, %v; want %d", size, err, 1<<20)
 	}
-	found, ok, err := loopdev.Find(f, owner)
+	found, ok, err := loopdev.Find(f, owner, loopdev.ReadWrite)
 	if err != nil || !ok || found != d {
 		t.Errorf("Find = %v, %v, %v; want %v", found, ok, err, d)
 	}
-	if _, ok, err := loopdev.Find(f, "another-node"); ok || err != nil {
+	if _, ok, err := loopdev.Find(f, "another-node", loopdev.ReadWrite); ok || err != nil {
 		t.Errorf("Find for another owner = %v, %v; want none: the device is %s's", ok, err, owner)
 	}
 	if got := backingOf(d.Number); got != f.Name() {
@@ -90,7 +91,7 @@ func TestAttachFindDetach(t *testing.T) {
 	if got := backingOf(d.Number); got != "" {
 		t.Errorf("after Detach, sysfs: %s is still backed by %q", d.Path(), got)
 	}
-	if _, ok, err := loopdev.Find(f, owner); ok || err != nil {
+	if _, ok, err := loopdev.Find(f, owner, loopdev.ReadWrite); ok || err != nil {
 		t.Errorf("after Detach, Find = %v, %v; want not found", ok, err)
 	}
 	if err := d.Detach(); err != nil {
@@ -157,7 +158,7 @@ func TestFindMatchesTheInodeNotThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer impostor.Close()
-	if found, ok, err := loopdev.Find(impostor, owner); ok || err != nil {
+	if found, ok, err := loopdev.Find(impostor, owner, loopdev.ReadWrite); ok || err != nil {
 		t.Errorf("Find of a new file at the attached file's old path = %v, %v, %v; want none", found, ok, err)
 	}
 	reopened, err := os.Open(moved)
@@ -165,7 +166,7 @@ func TestFindMatchesTheInodeNotThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reopened.Close()
-	if found, ok, err := loopdev.Find(reopened, owner); !ok || err != nil || found != d {
+	if found, ok, err := loopdev.Find(reopened, owner, loopdev.ReadWrite); !ok || err != nil || found != d {
 		t.Errorf("Find of the renamed file = %v, %v, %v; want %v", found, ok, err, d)
 	}
 }
@@ -194,4 +195,82 @@ func attachedCount(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(matches)
+}
+
+// TestReadOnlyDeviceRefusesWrites: a ReadOnly device refuses writes
+// through its node and through a new node with its major:minor (what a
+// container runtime makes), while a ReadWrite device of the same file,
+// reached the same way, writes; Find tells the two apart. A writable
+// backing file is refused for a read-only device.
+func TestReadOnlyDeviceRefusesWrites(t *testing.T) {
+	requireLoop(t)
+	f := backingFile(t, 1<<20)
+	if _, err := loopdev.Attach(f, owner, loopdev.ReadOnly); err == nil {
+		t.Fatal("Attach read-only of a file open for writing succeeded; want it refused")
+	}
+	rw := attach(t, f)
+	ro := attachAs(t, readOnly(t, f), loopdev.ReadOnly)
+	if ro == rw {
+		t.Fatalf("one device %v for both accesses", ro)
+	}
+	for _, c := range []struct {
+		access loopdev.Access
+		want   loopdev.Device
+	}{{loopdev.ReadWrite, rw}, {loopdev.ReadOnly, ro}} {
+		if found, ok, err := loopdev.Find(f, owner, c.access); !ok || err != nil || found != c.want {
+			t.Errorf("Find %s = %v, %v, %v; want %v", c.access, found, ok, err, c.want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join("/sys/block", "loop"+strconv.Itoa(ro.Number), "ro")); err != nil || strings.TrimSpace(string(b)) != "1" {
+		t.Errorf("sysfs ro of %v: %q, %v; want 1", ro, b, err)
+	}
+	for _, path := range []string{ro.Path(), nodeOf(t, ro)} {
+		if err := drivertest.WriteThrough(path, []byte("refused")); !drivertest.RefusedWrite(err) {
+			t.Errorf("a write through %s (read-only %v): %v; want EROFS, EPERM or EACCES", path, ro, err)
+		}
+	}
+	if err := drivertest.WriteThrough(nodeOf(t, rw), []byte("written")); err != nil {
+		t.Fatalf("a write through a new node of the read-write device: %v", err)
+	}
+	got := make([]byte, 7)
+	if _, err := f.ReadAt(got, 0); err != nil || string(got) != "written" {
+		t.Errorf("backing file begins %q, %v; want what the read-write device wrote", got, err)
+	}
+}
+
+// attachAs attaches f with access and detaches it when the test ends.
+func attachAs(t *testing.T, f *os.File, access loopdev.Access) loopdev.Device {
+	t.Helper()
+	d, err := loopdev.Attach(f, owner, access)
+	if err != nil {
+		t.Fatalf("Attach %s: %v", access, err)
+	}
+	t.Cleanup(func() {
+		if err := d.Detach(); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return d
+}
+
+// readOnly opens f's file again, read-only, until the test ends.
+func readOnly(t *testing.T, f *os.File) *os.File {
+	t.Helper()
+	ro, err := os.Open(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	return ro
+}
+
+// nodeOf makes a new node for d in a directory of the test's, as a
+// container runtime does from the major:minor it is given.
+func nodeOf(t *testing.T, d loopdev.Device) string {
+	t.Helper()
+	node := filepath.Join(t.TempDir(), "dev")
+	if err := unix.Mknod(node, unix.S_IFBLK|0o600, int(d.Devno)); err != nil {
+		t.Fatalf("mknod %s: %v", node, err)
+	}
+	return node
 }

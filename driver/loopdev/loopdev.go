@@ -58,12 +58,85 @@ func Available() error {
 	return ctl.Close()
 }
 
-// Attach attaches the open regular file backing to a free loop device,
-// read-write, for owner (see Find), and returns it.
-func Attach(backing *os.File, owner string) (Device, error) {
+// Access is how a device lets its users at the backing file.
+type Access bool
+
+const (
+	ReadWrite Access = false
+	// ReadOnly is a device the kernel marks read-only (LO_FLAGS_READ_ONLY,
+	// which sets the disk read-only): every write through any node with
+	// its major:minor fails (EPERM). A read-only mount of the node would
+	// not do: the kernel does not apply a mount's read-only flag to the
+	// device behind a device node, and a container runtime makes its own
+	// node from the major:minor anyway. BLKROSET is not used: it marks one
+	// block_device, which its holder can clear again with BLKROSET; the
+	// disk's read-only flag it cannot.
+	ReadOnly Access = true
+)
+
+func (a Access) String() string {
+	if a == ReadOnly {
+		return "read-only"
+	}
+	return "read-write"
+}
+
+// Attach attaches the open regular file backing to a free loop device
+// for owner (see Find), with access, and returns it. For ReadOnly backing
+// must be open read-only: kernels before 5.8 (LOOP_SET_FD) make a device
+// read-only only for such a file, and with it not even the loop driver
+// can write the file. The kernel's answer is checked, not assumed.
+func Attach(backing *os.File, owner string, access Access) (Device, error) {
 	if len(owner) >= unix.LO_NAME_SIZE {
 		return Device{}, fmt.Errorf("owner %q: longer than %d bytes", owner, unix.LO_NAME_SIZE-1)
 	}
+	if err := checkOpenFor(backing, access); err != nil {
+		return Device{}, err
+	}
+	d, err := attachFree(backing, owner, access)
+	if err != nil {
+		return d, err
+	}
+	if err := d.checkAccess(access); err != nil {
+		return Device{}, errors.Join(err, d.Detach())
+	}
+	return d, nil
+}
+
+// checkOpenFor refuses a writable backing file for a ReadOnly device.
+func checkOpenFor(backing *os.File, access Access) error {
+	if access != ReadOnly {
+		return nil
+	}
+	flags, err := unix.FcntlInt(backing.Fd(), unix.F_GETFL, 0)
+	if err != nil {
+		return err
+	}
+	if flags&unix.O_ACCMODE != unix.O_RDONLY {
+		return fmt.Errorf("%s: open for writing; a read-only device needs it open read-only", backing.Name())
+	}
+	return nil
+}
+
+// checkAccess confirms the kernel gave the device the access asked for.
+func (d Device) checkAccess(access Access) error {
+	info, err := d.status()
+	if err != nil {
+		return err
+	}
+	if got := accessOf(info); got != access {
+		return fmt.Errorf("%s: attached %s, want %s", d.Path(), got, access)
+	}
+	return nil
+}
+
+func accessOf(info *unix.LoopInfo64) Access {
+	return Access(info.Flags&unix.LO_FLAGS_READ_ONLY != 0)
+}
+
+// attachFree attaches backing to a free device, asking again when another
+// process takes the free one first.
+func attachFree(backing *os.File, owner string, access Access) (Device, error) {
 	ctl, err := os.OpenFile(filepath.Join(devDir, "loop-control"), os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Device{}, err
@@ -79,7 +152,7 @@ func Attach(backing *os.File, owner string) (Device, error) {
 			betweenGetFreeAndAttach(d)
 		}
 		if err == nil {
-			err = d.configure(backing, owner)
+			err = d.configure(backing, statusFor(owner, access))
 		}
 		if errors.Is(err, unix.EBUSY) && try < attachTries {
 			continue // taken since GET_FREE: ask for another
@@ -131,14 +204,13 @@ func (d Device) ensureNode() error {
 
 // configure attaches backing with LOOP_CONFIGURE, one ioctl, or where the
 // kernel lacks it (before 5.8) with LOOP_SET_FD and LOOP_SET_STATUS64.
-func (d Device) configure(backing *os.File, owner string) error {
+func (d Device) configure(backing *os.File, info unix.LoopInfo64) error {
 	f, err := os.OpenFile(d.Path(), os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	fd := int(f.Fd())
-	info := statusFor(owner)
 	if tryConfigure {
 		err := unix.IoctlLoopConfigure(fd, &unix.LoopConfig{Fd: uint32(backing.Fd()), Info: info})
 		if !unsupported(err) {
@@ -155,14 +227,19 @@ func (d Device) configure(backing *os.File, owner string) error {
 	return nil
 }
 
-// statusFor is the status a device gets: no flags (no autoclear, not
-// read-only) and the owner in lo_file_name. The kernel keeps that name
-// and reports it, and interprets it never: the backing file is what sysfs
+// statusFor is the status a device gets: no autoclear, read-only for
+// ReadOnly (LOOP_CONFIGURE honours the flag; LOOP_SET_STATUS64 ignores it,
+// and there the read-only backing file makes the device read-only), and
+// the owner in lo_file_name. The kernel keeps that name and reports it,
+// and interprets it never: the backing file is what sysfs
 // (loop/backing_file) and losetup show, from the file itself. Recent
 // kernels no longer keep lo_crypt_name.
-func statusFor(owner string) unix.LoopInfo64 {
+func statusFor(owner string, access Access) unix.LoopInfo64 {
 	var info unix.LoopInfo64
 	copy(info.File_name[:len(info.File_name)-1], owner)
+	if access == ReadOnly {
+		info.Flags = unix.LO_FLAGS_READ_ONLY
+	}
 	return info
 }
 
@@ -179,13 +256,15 @@ func wrap(op string, d Device, err error) error {
 	return fmt.Errorf("%s on %s: %w", op, d.Path(), err)
 }
 
-// Find returns owner's loop device backed by the open file backing,
-// matched by device and inode; ok is false when none is. The owner keeps
-// users of one kernel apart: node plugins of several nodes on one host
-// (kind's node containers share the host's kernel and, there, one data
-// directory) each attach and detach their own device for a shared file,
-// never another's.
-func Find(backing *os.File, owner string) (d Device, ok bool, err error) {
+// Find returns owner's loop device with access backed by the open file
+// backing, matched by device and inode; ok is false when none is. The
+// owner keeps users of one kernel apart: node plugins of several nodes on
+// one host (kind's node containers share the host's kernel and, there,
+// one data directory) each attach and detach their own device for a
+// shared file, never another's. The access keeps a file's read-write and
+// read-only devices apart; the kernel reports it (LO_FLAGS_READ_ONLY), so
+// a restarted process finds each as it was.
+func Find(backing *os.File, owner string, access Access) (d Device, ok bool, err error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(backing.Fd()), &st); err != nil {
 		return Device{}, false, err
@@ -207,7 +286,7 @@ func Find(backing *os.File, owner string) (d Device, ok bool, err error) {
 		if err != nil {
 			continue // detached since, or gone
 		}
-		if backs(info, &st, owner) {
+		if backs(info, &st, owner) && accessOf(info) == access {
 			return d, true, nil
 		}
 	}
@@ -313,7 +392,7 @@ func Probe(dir string) error {
 	if err := f.Truncate(1 << 16); err != nil {
 		return err
 	}
-	d, err := Attach(f, "zonepath-probe")
+	d, err := Attach(f, "zonepath-probe", ReadWrite)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func TestParseDevno(t *testing.T) {
 func TestBacks(t *testing.T) {
 	st := &unix.Stat_t{Dev: unix.Mkdev(8, 1), Ino: 42}
 	owned := func(dev uint64, ino uint64, owner string) unix.LoopInfo64 {
-		info := statusFor(owner)
+		info := statusFor(owner, ReadWrite)
 		info.Device, info.Inode = dev, ino
 		return info
 	}
@@ -78,15 +78,18 @@ func TestBacks(t *testing.T) {
 }
 
 // TestStatusFor: the owner is lo_file_name, NUL-terminated, and no flag
-// is set: above all not LO_FLAGS_AUTOCLEAR, or the device would go when
-// the last opener closes, between the stage and the pod's open.
+// is set but LO_FLAGS_READ_ONLY for a read-only device: above all not
+// LO_FLAGS_AUTOCLEAR, or the device would go when the last opener closes,
+// between the stage and the pod's open.
 func TestStatusFor(t *testing.T) {
-	info := statusFor("node-a")
-	if got := string(info.File_name[:7]); got != "node-a\x00" {
-		t.Errorf("lo_file_name begins %q, want the owner and NUL", got)
-	}
-	if info.Flags != 0 {
-		t.Errorf("flags %#x, want none", info.Flags)
+	for access, flags := range map[Access]uint32{ReadWrite: 0, ReadOnly: unix.LO_FLAGS_READ_ONLY} {
+		info := statusFor("node-a", access)
+		if got := string(info.File_name[:7]); got != "node-a\x00" {
+			t.Errorf("%s: lo_file_name begins %q, want the owner and NUL", access, got)
+		}
+		if info.Flags != flags {
+			t.Errorf("%s: flags %#x, want %#x", access, info.Flags, flags)
+		}
 	}
 }
 

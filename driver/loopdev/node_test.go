@@ -21,7 +21,7 @@ func TestAttachMakesAMissingNode(t *testing.T) {
 	if err := unix.Stat(filepath.Join(dev, "loop"+strconv.Itoa(d.Number)), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK || st.Rdev != d.Devno {
 		t.Errorf("node of %v in %s: %+v, %v; want a block device %d:%d", d, dev, st, err, unix.Major(d.Devno), unix.Minor(d.Devno))
 	}
-	if found, ok, err := Find(f, "test"); !ok || err != nil || found != d {
+	if found, ok, err := Find(f, "test", ReadWrite); !ok || err != nil || found != d {
 		t.Errorf("Find = %v, %v, %v; want %v", found, ok, err, d)
 	}
 }
@@ -42,6 +42,35 @@ func TestAttachWithoutLoopConfigure(t *testing.T) {
 	}
 }
 
+// TestAttachReadOnlyWithoutLoopConfigure: on the way of kernels before
+// 5.8, where LOOP_SET_STATUS64 ignores LO_FLAGS_READ_ONLY, the read-only
+// backing file makes the device read-only, and Find tells it apart.
+func TestAttachReadOnlyWithoutLoopConfigure(t *testing.T) {
+	requireLoop(t)
+	defer func() { tryConfigure = true }()
+	tryConfigure = false
+	f := tempFile(t)
+	ro, err := os.Open(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	d, err := Attach(ro, "test", ReadOnly)
+	if err != nil {
+		t.Fatalf("Attach read-only: %v", err)
+	}
+	defer d.Detach()
+	if err := d.checkAccess(ReadOnly); err != nil {
+		t.Error(err)
+	}
+	if found, ok, err := Find(f, "test", ReadOnly); !ok || err != nil || found != d {
+		t.Errorf("Find read-only = %v, %v, %v; want %v", found, ok, err, d)
+	}
+	if _, ok, err := Find(f, "test", ReadWrite); ok || err != nil {
+		t.Errorf("Find read-write = %v, %v; want none: the only device is read-only", ok, err)
+	}
+}
+
 // TestAttachRetriesATakenDevice: when another process attaches the device
 // LOOP_CTL_GET_FREE named before this one can (EBUSY), Attach asks for
 // another free device.
@@ -53,7 +82,7 @@ func TestAttachRetriesATakenDevice(t *testing.T) {
 		if len(taken) > 0 {
 			return
 		}
-		if err := d.configure(intruder, "intruder"); err != nil {
+		if err := d.configure(intruder, statusFor("intruder", ReadWrite)); err != nil {
 			t.Errorf("taking %v first: %v", d, err)
 		}
 		taken = append(taken, d)
@@ -64,7 +93,7 @@ func TestAttachRetriesATakenDevice(t *testing.T) {
 	if len(taken) != 1 || d == taken[0] {
 		t.Fatalf("Attach gave %v with %v taken first; want another device", d, taken)
 	}
-	if found, ok, err := Find(f, "test"); !ok || err != nil || found != d {
+	if found, ok, err := Find(f, "test", ReadWrite); !ok || err != nil || found != d {
 		t.Errorf("Find = %v, %v, %v; want %v", found, ok, err, d)
 	}
 }
@@ -74,7 +103,7 @@ func TestAttachRetriesATakenDevice(t *testing.T) {
 func attachTemp(t *testing.T) (*os.File, Device) {
 	t.Helper()
 	f := tempFile(t)
-	d, err := Attach(f, "test")
+	d, err := Attach(f, "test", ReadWrite)
 	if err != nil {
 		t.Fatalf("Attach: %v", err)
 	}

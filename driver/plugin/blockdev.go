@@ -21,16 +21,22 @@ import (
 // runtime accepts only a device node there ("not a device node"), while a
 // host without loop devices (thousands of fake node plugins on one
 // machine, an unprivileged laptop) can only bind the file.
+//
+// source, shows and release take the access of the mount they are
+// for (csi.proto NodePublishVolumeRequest.readonly: "the SP MUST publish
+// the volume in readonly mode"): a read-only publish gets a device that
+// refuses writes itself, not only a read-only mount of its node.
 type blockDevices interface {
 	// source is what to bind-mount for the volume whose file is at path,
-	// attaching a loop device first if none backs it yet.
-	source(path string) (string, error)
+	// attaching a loop device with access first if none backs it yet.
+	source(path string, access loopdev.Access) (string, error)
 	// shows reports whether at (a mount point's stat) shows the file at
-	// path.
-	shows(at os.FileInfo, path string) bool
-	// release detaches what source attached; nothing attached is fine.
-	release(path string) error
-	// resize makes the device show the file's size after it grew.
+	// path, through a device with access.
+	shows(at os.FileInfo, path string, access loopdev.Access) bool
+	// release detaches what source attached for access; nothing attached
+	// is fine.
+	release(path string, access loopdev.Access) error
+	// resize makes the devices show the file's size after it grew.
 	resize(path string) error
 	// size is the device's size; ok is false without a device.
 	size(path string) (size int64, ok bool)
@@ -93,15 +99,20 @@ var probeLoop = func() func(dir string) error {
 	}
 }()
 
-// fileBlocks bind-mounts the volume's file itself.
+// fileBlocks bind-mounts the volume's file itself. A read-only publish is
+// a read-only bind mount, and for a regular file (unlike a device node)
+// the kernel refuses every open for writing through a read-only mount
+// (EROFS), so one file serves both accesses.
 type fileBlocks struct{}
 
-func (fileBlocks) source(path string) (string, error)  { return path, nil }
-func (fileBlocks) shows(at os.FileInfo, p string) bool { return sameFileAs(at, p) }
-func (fileBlocks) release(string) error                { return nil }
-func (fileBlocks) resize(string) error                 { return nil }
-func (fileBlocks) size(string) (int64, bool)           { return 0, false }
-func (fileBlocks) kind() string                        { return BlockDevicesFile }
+func (fileBlocks) source(path string, _ loopdev.Access) (string, error) { return path, nil }
+func (fileBlocks) shows(at os.FileInfo, p string, _ loopdev.Access) bool {
+	return sameFileAs(at, p)
+}
+func (fileBlocks) release(string, loopdev.Access) error { return nil }
+func (fileBlocks) resize(string) error                  { return nil }
+func (fileBlocks) size(string) (int64, bool)            { return 0, false }
+func (fileBlocks) kind() string                         { return BlockDevicesFile }
 
 func sameFileAs(at os.FileInfo, path string) bool {
 	st, err := os.Stat(path)
@@ -113,6 +124,16 @@ func sameFileAs(at os.FileInfo, path string) bool {
 // volume is the one its file backs (loopdev.Find), so a restarted plugin
 // finds what it attached before, and a rebooted node, having none,
 // attaches anew.
+//
+// A volume has up to two devices on a node, one per access: the
+// read-write device its stage and read-write publishes share, and the
+// read-only device (LO_FLAGS_READ_ONLY, over the file opened read-only)
+// its read-only publishes share. A read-only mount of the read-write
+// device's node would not do: the kernel ignores a mount's read-only flag
+// for a device node, and a container runtime makes its own node from the
+// major:minor. The kernel reports each device's access, so Find tells
+// the two apart after a restart too; each is detached when the last mount
+// using it goes (Plugin.unmount).
 type loopBlocks struct {
 	// owner marks this node's devices (loopdev.Find): on kind, the node
 	// plugins of every node share the host's kernel and one data
@@ -135,30 +156,51 @@ func loopOwner(nodeID string) string {
 
 // withDevice opens the volume's file (O_NOFOLLOW, a regular file only:
 // the kernel attaches the inode opened here, never what a path resolves
-// to later), finds the device it backs (ok false: none) and runs fn, one
-// call at a time.
-func (l *loopBlocks) withDevice(path string, fn func(f *os.File, d loopdev.Device, ok bool) error) error {
+// to later) for access, finds its device with access (ok false: none) and
+// runs fn, one call at a time.
+func (l *loopBlocks) withDevice(path string, access loopdev.Access, fn func(f *os.File, d loopdev.Device, ok bool) error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f, err := openRegular(path, os.O_RDWR)
+	flag := os.O_RDWR
+	if access == loopdev.ReadOnly {
+		flag = os.O_RDONLY // what a read-only device must be attached over
+	}
+	f, err := openRegular(path, flag)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	d, ok, err := loopdev.Find(f, l.owner)
+	d, ok, err := loopdev.Find(f, l.owner, access)
 	if err != nil {
 		return err
 	}
 	return fn(f, d, ok)
 }
 
-func (l *loopBlocks) source(path string) (dev string, err error) {
-	err = l.withDevice(path, func(f *os.File, d loopdev.Device, ok bool) error {
+// eachDevice runs fn for the file's device of each access, where one is
+// attached.
+func (l *loopBlocks) eachDevice(path string, fn func(d loopdev.Device) error) error {
+	for _, access := range []loopdev.Access{loopdev.ReadWrite, loopdev.ReadOnly} {
+		err := l.withDevice(path, access, func(_ *os.File, d loopdev.Device, ok bool) error {
+			if !ok {
+				return nil
+			}
+			return fn(d)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *loopBlocks) source(path string, access loopdev.Access) (dev string, err error) {
+	err = l.withDevice(path, access, func(f *os.File, d loopdev.Device, ok bool) error {
 		if !ok {
-			if d, err = loopdev.Attach(f, l.owner); err != nil {
+			if d, err = loopdev.Attach(f, l.owner, access); err != nil {
 				return err
 			}
-			klog.V(2).InfoS("Attached loop device", "device", d, "file", path)
+			klog.V(2).InfoS("Attached loop device", "device", d, "access", access, "file", path)
 		}
 		dev = d.Path()
 		return nil
@@ -179,8 +221,8 @@ func (l *loopBlocks) source(path string) (dev string, err error) {
 const spareLoopDevices = 4
 
 // shows: the file itself (bound before a switch to loop devices), or the
-// device the file backs.
-func (l *loopBlocks) shows(at os.FileInfo, path string) bool {
+// device with access the file backs.
+func (l *loopBlocks) shows(at os.FileInfo, path string, access loopdev.Access) bool {
 	if at.Mode().IsRegular() {
 		return sameFileAs(at, path)
 	}
@@ -189,24 +231,24 @@ func (l *loopBlocks) shows(at os.FileInfo, path string) bool {
 		return false
 	}
 	shows := false
-	_ = l.withDevice(path, func(_ *os.File, d loopdev.Device, ok bool) error {
+	_ = l.withDevice(path, access, func(_ *os.File, d loopdev.Device, ok bool) error {
 		shows = ok && st.Rdev == d.Devno
 		return nil
 	})
 	return shows
 }
 
-// release detaches the file's device. A file that is gone has none to
-// find (its device, if any, is left: see the README).
-func (l *loopBlocks) release(path string) error {
-	err := l.withDevice(path, func(f *os.File, d loopdev.Device, ok bool) error {
+// release detaches the file's device with access. A file that is gone
+// has none to find (its device, if any, is left: see the README).
+func (l *loopBlocks) release(path string, access loopdev.Access) error {
+	err := l.withDevice(path, access, func(f *os.File, d loopdev.Device, ok bool) error {
 		if !ok {
 			return nil
 		}
 		if err := d.Detach(); err != nil {
 			return err
 		}
-		klog.V(2).InfoS("Detached loop device", "device", d, "file", path)
+		klog.V(2).InfoS("Detached loop device", "device", d, "access", access, "file", path)
 		// What the device wrote is in the file's page cache: make it
 		// durable, as detaching a disk would.
 		return f.Sync()
@@ -218,18 +260,16 @@ func (l *loopBlocks) release(path string) error {
 }
 
 func (l *loopBlocks) resize(path string) error {
-	return l.withDevice(path, func(_ *os.File, d loopdev.Device, ok bool) error {
-		if !ok {
-			return nil
-		}
-		return d.Resize()
-	})
+	return l.eachDevice(path, loopdev.Device.Resize)
 }
 
+// size is the size of the file's first device: each shows the same file,
+// and each is resized together.
 func (l *loopBlocks) size(path string) (size int64, ok bool) {
-	err := l.withDevice(path, func(_ *os.File, d loopdev.Device, attached bool) (err error) {
-		if ok = attached; ok {
+	err := l.eachDevice(path, func(d loopdev.Device) (err error) {
+		if !ok {
 			size, err = d.Size()
+			ok = err == nil
 		}
 		return err
 	})

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
+	"github.com/zonepath/zonepath/driver/loopdev"
 	"github.com/zonepath/zonepath/driver/state"
 )
 
@@ -151,24 +152,34 @@ func (p *Plugin) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRe
 		return nil, err
 	}
 	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: staging, Staging: true, Block: block}
-	return &csi.NodeStageVolumeResponse{}, p.mount(m, p.volumeSource(m.VolumeID, block, ""))
+	return &csi.NodeStageVolumeResponse{}, p.mount(m, p.volumeSource(m, ""))
 }
 
-// volumeSource returns what a stage or publish bind-mounts: for a block
-// volume its device (blockDevices: the file, or a loop device attached
-// now if none backs the file: a rebooted node has none); for a filesystem
-// volume the staged directory, or its data when staging. It is called
-// only when a mount is due, so an idempotent repeat attaches nothing.
-func (p *Plugin) volumeSource(volID string, block bool, staged string) func() (string, error) {
+// volumeSource returns what the stage or publish m bind-mounts: for a
+// block volume its device with m's access (blockDevices: the file, or a
+// loop device attached now if none backs the file: a rebooted node has
+// none); for a filesystem volume the staged directory, or its data when
+// staging. It is called only when a mount is due, so an idempotent repeat
+// attaches nothing.
+func (p *Plugin) volumeSource(m *state.Mount, staged string) func() (string, error) {
 	return func() (string, error) {
 		switch {
-		case block:
-			return p.blocks.source(p.data.volumePath(volID, true))
+		case m.Block:
+			return p.blocks.source(p.data.volumePath(m.VolumeID, true), deviceAccess(m))
 		case staged != "":
 			return staged, nil
 		}
-		return p.data.volumePath(volID, false), nil
+		return p.data.volumePath(m.VolumeID, false), nil
 	}
+}
+
+// deviceAccess is the access of the block device m binds: read-only for a
+// read-only publish (csi.proto NodePublishVolumeRequest.readonly: "the SP
+// MUST publish the volume in readonly mode"; only the device can refuse
+// writes, see loopBlocks), else read-write. A stage is never read-only:
+// NodeStageVolumeRequest has no readonly field.
+func deviceAccess(m *state.Mount) loopdev.Access {
+	return loopdev.Access(m.Readonly && !m.Staging)
 }
 
 // NodeUnstageVolume implements csi.NodeServer.
@@ -180,7 +191,8 @@ func (p *Plugin) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolu
 }
 
 // NodePublishVolume implements csi.NodeServer: the staged volume is
-// bind-mounted at the target path, read-only on request; a block volume's
+// bind-mounted at the target path, read-only on request or when
+// ControllerPublishVolume published it read-only; a block volume's
 // device node is placed there (spec: "the SP SHALL place the block device
 // at target_path"). The plugin
 // advertises STAGE_UNSTAGE_VOLUME, so the volume must be staged at the
@@ -202,8 +214,15 @@ func (p *Plugin) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 			return nil, err
 		}
 	}
-	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: target, Readonly: req.GetReadonly(), Block: block}
-	return &csi.NodePublishVolumeResponse{}, p.mount(m, p.volumeSource(m.VolumeID, block, staging))
+	controllerReadonly, err := publishedReadonly(req.GetPublishContext())
+	if err != nil {
+		return nil, err
+	}
+	// Read-only when asked, or when the volume was published to the node
+	// read-only (publishReadonlyKey).
+	readonly := req.GetReadonly() || controllerReadonly
+	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: target, Readonly: readonly, Block: block}
+	return &csi.NodePublishVolumeResponse{}, p.mount(m, p.volumeSource(m, staging))
 }
 
 // checkStaged: without a staging path, or with one the volume was never
@@ -315,8 +334,8 @@ func (p *Plugin) mount(m *state.Mount, source func() (string, error)) error {
 			if created {
 				os.Remove(point)
 			}
-			if m.Block && p.lastMount(m.VolumeID, m.Path) {
-				_ = p.blocks.release(p.data.volumePath(m.VolumeID, true)) // attached for nothing
+			if m.Block && p.lastUserOfDevice(m) {
+				_ = p.blocks.release(p.data.volumePath(m.VolumeID, true), deviceAccess(m)) // attached for nothing
 			}
 			return status.Errorf(codes.Internal, "bind-mounting volume %s at %s: %v", m.VolumeID, point, err)
 		}
@@ -362,19 +381,31 @@ func makeMountPoint(path string, block, staging bool) (created bool, err error) 
 	return false, nil
 }
 
-// showsVolume reports whether path shows the volume's own data: a bind
-// mount of it, which stat sees as the data's inode, or of the loop device
-// its file backs. Only such a mount is
+// showsVolume reports whether path shows the volume's own data as m
+// binds it: a bind mount of it, which stat sees as the data's inode, or
+// of the loop device with m's access its file backs. Only such a mount is
 // the driver's; one someone else made at the path never is.
 func (p *Plugin) showsVolume(path string, m *state.Mount) bool {
+	return p.showsVolumeAs(path, m, deviceAccess(m))
+}
+
+func (p *Plugin) showsVolumeAs(path string, m *state.Mount, access loopdev.Access) bool {
 	at, err := os.Stat(path)
 	if err != nil {
 		return false
 	}
 	if m.Block {
-		return p.blocks.shows(at, p.data.volumePath(m.VolumeID, true))
+		return p.blocks.shows(at, p.data.volumePath(m.VolumeID, true), access)
 	}
 	return sameFileAs(at, p.data.volumePath(m.VolumeID, false))
+}
+
+// showsVolumeAnyway is showsVolume with a block volume's device of either
+// access: what an unmount must undo. A read-only publish made before
+// read-only devices bound the read-write device; one repeated since is
+// the read-only device bound over it.
+func (p *Plugin) showsVolumeAnyway(path string, m *state.Mount) bool {
+	return p.showsVolume(path, m) || m.Block && p.showsVolumeAs(path, m, !deviceAccess(m))
 }
 
 // unmount undoes a stage or publish at path. It acts only where the
@@ -394,19 +425,17 @@ func (p *Plugin) unmount(volID, path string, staging bool) error {
 		return nil
 	}
 	point := mountPoint(m)
-	if p.showsVolume(point, m) {
-		if err := p.mounter.unmount(point); err != nil {
-			return status.Errorf(codes.Internal, "unmounting %s: %v", point, err)
-		}
+	if err := p.unmountVolume(point, m); err != nil {
+		return err
 	}
 	if !staging || m.Block {
 		if err := removeCreated(point); err != nil {
 			return err
 		}
 	}
-	if m.Block && p.lastMount(volID, path) {
-		if err := p.blocks.release(p.data.volumePath(volID, true)); err != nil {
-			return status.Errorf(codes.Internal, "detaching the device of volume %s: %v", volID, err)
+	if m.Block && p.lastUserOfDevice(m) {
+		if err := p.blocks.release(p.data.volumePath(volID, true), deviceAccess(m)); err != nil {
+			return status.Errorf(codes.Internal, "detaching the %s device of volume %s: %v", deviceAccess(m), volID, err)
 		}
 	}
 	return p.store.Update(func(tx *state.Tx) error {
@@ -417,14 +446,30 @@ func (p *Plugin) unmount(volID, path string, staging bool) error {
 	})
 }
 
-// lastMount reports whether the volume's mount at path is its only one on
-// this node: then its device is no longer needed. Detaching before the
-// record goes makes a retry after a crash find nothing attached.
-func (p *Plugin) lastMount(volID, path string) bool {
+// unmountVolume unmounts the driver's mounts at point: one, or two where
+// a read-only publish from before read-only devices was repeated since
+// (showsVolumeAnyway). Whatever else is mounted there stays.
+func (p *Plugin) unmountVolume(point string, m *state.Mount) error {
+	for range 2 {
+		if !p.showsVolumeAnyway(point, m) {
+			return nil
+		}
+		if err := p.mounter.unmount(point); err != nil {
+			return status.Errorf(codes.Internal, "unmounting %s: %v", point, err)
+		}
+	}
+	return nil
+}
+
+// lastUserOfDevice reports whether m, the volume's mount at m.Path, is the
+// only one on this node whose device has m's access (deviceAccess): then
+// that device is no longer needed. Detaching before the record goes makes
+// a retry after a crash find nothing attached.
+func (p *Plugin) lastUserOfDevice(m *state.Mount) bool {
 	last := true
 	p.store.View(func(r state.Reader) {
-		for _, m := range r.MountsOf(volID) {
-			last = last && m.Path == path
+		for _, other := range r.MountsOf(m.VolumeID) {
+			last = last && (other.Path == m.Path || deviceAccess(other) != deviceAccess(m))
 		}
 	})
 	return last

@@ -76,7 +76,36 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 	if err != nil {
 		return nil, err
 	}
-	return &csi.ControllerPublishVolumeResponse{PublishContext: map[string]string{}}, nil
+	return &csi.ControllerPublishVolumeResponse{PublishContext: publishContext(req.GetReadonly())}, nil
+}
+
+// publishReadonlyKey marks in the publish_context a volume published to
+// the node read-only. csi.proto ControllerPublishVolumeRequest.readonly:
+// "Indicates SP MUST publish the volume in readonly mode"; the node
+// service, which places the volume, learns it only here: the CO passes
+// the publish_context to NodeStageVolume and NodePublishVolume, while its
+// own NodePublishVolumeRequest.readonly may say otherwise (kubelet sets
+// that from the pod's claim, the external-attacher this one from the
+// PV's spec.csi.readOnly).
+const publishReadonlyKey = "zonepath.csi.dev/readonly"
+
+func publishContext(readonly bool) map[string]string {
+	if readonly {
+		return map[string]string{publishReadonlyKey: "true"}
+	}
+	return map[string]string{}
+}
+
+// publishedReadonly reads publishReadonlyKey: "true", or absent; anything
+// else is no publish_context this driver gave.
+func publishedReadonly(pc map[string]string) (bool, error) {
+	switch v, ok := pc[publishReadonlyKey]; {
+	case !ok:
+		return false, nil
+	case v == "true":
+		return true, nil
+	}
+	return false, status.Errorf(codes.InvalidArgument, "publish_context: %s is %q; ControllerPublishVolume gives only \"true\"", publishReadonlyKey, truncate(pc[publishReadonlyKey]))
 }
 
 // checkAttachLimit refuses a publish that would take node past its limit,
