@@ -243,8 +243,8 @@ func TestZoneAccountingSurvivesHostileSizes(t *testing.T) {
 	if _, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: first, CapacityRange: &csi.CapacityRange{RequiredBytes: math.MaxInt64}}); codeOf(err) != codes.OutOfRange {
 		t.Fatalf("ControllerExpandVolume to MaxInt64 in a full zone: %v, want OutOfRange", err)
 	}
-	if _, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: first, CapacityRange: &csi.CapacityRange{RequiredBytes: 2 * gib}}); codeOf(err) != codes.OutOfRange {
-		t.Fatalf("ControllerExpandVolume beyond a full zone: %v, want OutOfRange", err)
+	if _, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: first, CapacityRange: &csi.CapacityRange{RequiredBytes: 2 * gib}}); codeOf(err) != codes.ResourceExhausted {
+		t.Fatalf("ControllerExpandVolume beyond a full zone: %v, want ResourceExhausted (TestExpandWaitsForRoom)", err)
 	}
 	if got := available(); got != 0 {
 		t.Fatalf("zone-c available = %d, want 0", got)
