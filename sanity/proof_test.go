@@ -59,6 +59,10 @@ const (
 	testHealthConsistent = "agrees on the node when the controller reports a volume INACCESSIBLE"
 )
 
+// notModifiable is what the summary says of the idempotency table's
+// mutable-parameter retry against a driver without MODIFY_VOLUME.
+const notModifiable = "retry-other-mutable-parameters: not exercised: MODIFY_VOLUME not advertised"
+
 const (
 	zoneB   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
 	zonesAB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}},` +
@@ -88,7 +92,9 @@ var proofs = []struct {
 - name: hide-plugin-capabilities
   match: {rpc: GetPluginCapabilities}
   action: {mutate: {clear: [capabilities]}}`},
-	{name: "capability without CREATE_DELETE_SNAPSHOT", fails: testCapSnapshots, rules: `
+	// Its controller capabilities are all hidden, MODIFY_VOLUME too, so the
+	// retry with new mutable parameters must say it did not run.
+	{name: "capability without CREATE_DELETE_SNAPSHOT", fails: testCapSnapshots, says: notModifiable, rules: `
 - name: hide-controller-capabilities
   match: {rpc: ControllerGetCapabilities}
   action: {mutate: {clear: [capabilities]}}`},
@@ -150,7 +156,7 @@ regions:
 - name: refuse-retry-with-new-mutable-parameters
   match: {rpc: CreateVolume, name: "zp-volume-retry-other-mutable-parameters*", nth: 2}
   action: {code: AlreadyExists}`},
-	{name: "without MODIFY_VOLUME the mutable-parameter retry says it did not run", says: "retry-other-mutable-parameters: not exercised: MODIFY_VOLUME not advertised",
+	{name: "without MODIFY_VOLUME the mutable-parameter retry says it did not run", says: notModifiable,
 		plugin: func(c *plugin.Config) { c.DisableModifyVolume = true }},
 	{name: "no wideSnapshotParameters: the wide cases say they did not run", says: "usable-beyond-requisite: not exercised: no wideSnapshotParameters configured",
 		config: func(c *zpsanity.Config, _ string) { c.WideSnapshotParameters = nil }},
