@@ -43,6 +43,17 @@ func (d *testDriver) restart(t *testing.T) {
 
 func (d *testDriver) dataDir() string { return filepath.Join(d.Config.StateDir, "data") }
 
+// hideData moves a file or directory of d's data directory aside until
+// the test ends, so that any read of it fails.
+func hideData(t *testing.T, d *drivertest.Driver, path ...string) {
+	t.Helper()
+	p := filepath.Join(append([]string{d.Config.StateDir, "data"}, path...)...)
+	if err := os.Rename(p, p+".hidden"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Rename(p+".hidden", p) })
+}
+
 // dataFiles lists volumes/ and snapshots/ of the data directory.
 func (d *testDriver) dataFiles(t *testing.T) []string {
 	t.Helper()
