@@ -23,7 +23,7 @@ const labelZoneOutage = "zone-outage"
 func defineZoneOutage(e *env) {
 	// Serial: the zone it takes down is every spec's, so under the Ginkgo
 	// CLI's parallel processes no other spec may run meanwhile.
-	ginkgo.It("scenario 20: with a zone down, a region-wide snapshot restores into another zone of its region, a zonal snapshot's restore waits with a reason naming the zone and completes once the zone is back", ginkgo.Label(labelZoneOutage, labelSnapshotTopology), ginkgo.Serial, func(ctx context.Context) {
+	ginkgo.It("scenario 20: with a zone down, a region-wide snapshot restores into another zone of its region, a zonal snapshot's restore waits with a reason naming the zone and completes once the zone is back; with storage capacity the zone's CSIStorageCapacity is 0 while it is down", ginkgo.Label(labelZoneOutage, labelSnapshotTopology), ginkgo.Serial, func(ctx context.Context) {
 		if why := e.ext.ZoneOutageMissing(); why != "" {
 			e2eskipper.Skipf("%s", why)
 		}
@@ -41,11 +41,22 @@ func defineZoneOutage(e *env) {
 		zonal := e.snapshot(ctx, "zonal", "source", e.snapshotClass(ctx, e.ext.RestrictedSnapshotClassParameters, nil))
 		gomega.Expect(termsMatch(nodeAffinity(zonal), zNode.Labels)).To(gomega.BeTrueBecause("zonal snapshot's nodeAffinity %v admits node %s of its zone", nodeAffinity(zonal), zNode.Name))
 		e.snapshot(ctx, "regional", "source", e.snapshotClass(ctx, e.ext.RegionWideSnapshotClassParameters, nil))
+		// A WaitForFirstConsumer class, whose CSIStorageCapacity objects
+		// storageClass waits for when the driver publishes them.
+		capacityClass := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		if e.ext.StorageCapacity {
+			e.waitZoneRoom(ctx, capacityClass, zNode, "more than 0 before the outage", func(n int64) bool { return n > 0 })
+		}
 
 		ginkgo.By("zone " + z.Zone + " goes down")
 		zoneEnv := "ZONE=" + z.Zone
 		ginkgo.DeferCleanup(runCommand, "zoneOutage.upCommand", z.UpCommand, zoneEnv) // also after a failure: up is idempotent
 		runCommand(ctx, "zoneOutage.downCommand", z.DownCommand, zoneEnv)
+
+		if e.ext.StorageCapacity {
+			ginkgo.By("the CSIStorageCapacity of " + z.Zone + " drops to 0: the scheduler stops choosing a zone that provisions nothing")
+			e.waitZoneRoom(ctx, capacityClass, zNode, "0 while the zone is down", func(n int64) bool { return n == 0 })
+		}
 
 		ginkgo.By("a pod restoring the region-wide snapshot lands in another zone of the region")
 		e.pvc(ctx, "from-regional", e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil), snapshotSource("regional"))
@@ -69,8 +80,37 @@ func defineZoneOutage(e *env) {
 
 		ginkgo.By("zone " + z.Zone + " comes back: the zonal restore completes there")
 		runCommand(ctx, "zoneOutage.upCommand", z.UpCommand, zoneEnv)
+		if e.ext.StorageCapacity {
+			e.waitZoneRoom(ctx, capacityClass, zNode, "more than 0 again once the zone is back", func(n int64) bool { return n > 0 })
+		}
 		back := e.waitBound(ctx, "from-zonal")
 		gomega.Expect(pvMatches(back, zNode.Labels)).To(gomega.BeTrueBecause("volume %s (%s), restored from the zonal snapshot, is in %s", back.Name, pvAffinity(back), z.Segment))
 		e.waitBound(ctx, "source") // still there, with its zone
 	})
+}
+
+// waitZoneRoom waits until the CSIStorageCapacity objects of class that
+// cover node's segment admit a limit (maximumVolumeSize, else capacity,
+// as the scheduler reads them: roomFor) that ok accepts. A driver's
+// GetCapacity gives a zone that is down available_capacity 0 and no
+// maximum_volume_size ("The available capacity ... that can be used to
+// provision volumes", GetCapacityResponse), and the external-provisioner
+// publishes that at its next poll (fake zones: --capacity-poll-interval
+// 10s), well inside the claim-provision timeout.
+func (e *env) waitZoneRoom(ctx context.Context, class string, node *v1.Node, want string, ok func(int64) bool) {
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		caps, err := e.f.ClientSet.StorageV1().CSIStorageCapacities("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		limit, found := roomFor(caps.Items, class, node)
+		switch {
+		case !found:
+			return fmt.Errorf("no CSIStorageCapacity of class %s covers node %s", class, node.Name)
+		case !ok(limit):
+			return fmt.Errorf("the CSIStorageCapacity of class %s covering node %s admits %d bytes, want %s", class, node.Name, limit, want)
+		}
+		return nil
+	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+	framework.Logf("CSIStorageCapacity of class %s for node %s: %s", class, node.Name, want)
 }

@@ -95,6 +95,9 @@ func accepted(k idempotency.Case) string {
 func (r *caseRunner) run(k idempotency.Case) caseResult {
 	places := map[idempotency.Place]*csi.Topology{idempotency.A: r.segs[0], idempotency.X: unknownSegment(r.segs[0])}
 	params, why := r.params(k, places)
+	if why == "" {
+		why = r.mutableMissing(k)
+	}
 	if why != "" {
 		return caseResult{verdict: "not exercised: " + why}
 	}
@@ -103,7 +106,7 @@ func (r *caseRunner) run(k idempotency.Case) caseResult {
 	var first created
 	if k.Repeated() {
 		var err error
-		if first, err = r.create(name, params, k.FirstRequirement(seg)); err != nil {
+		if first, err = r.create(name, params, nil, k.FirstRequirement(seg)); err != nil {
 			return caseResult{got: code(err), failed: true, verdict: "FAIL: the first request failed",
 				detail: fmt.Sprintf("requisite %s: %v", formatAll(k.FirstRequirement(seg).GetRequisite()), err)}
 		}
@@ -111,8 +114,35 @@ func (r *caseRunner) run(k idempotency.Case) caseResult {
 			return caseResult{verdict: "not exercised: " + why}
 		}
 	}
-	got, err := r.create(name, params, k.Requirement(seg))
+	got, err := r.create(name, params, r.mutable(k), k.Requirement(seg))
 	return judge(k, first, got, err, places[idempotency.A])
+}
+
+// mutableMissing says why a NewMutable case cannot run, or "". Its
+// request carries --csi.testvolumemutableparameters, which "SHALL NOT be
+// specified unless the SP has the MODIFY_VOLUME plugin capability"
+// (CreateVolumeRequest.mutable_parameters).
+func (r *caseRunner) mutableMissing(k idempotency.Case) string {
+	switch {
+	case !k.NewMutable:
+		return ""
+	case !r.s.d.controllerCapability(csi.ControllerServiceCapability_RPC_MODIFY_VOLUME):
+		return "MODIFY_VOLUME not advertised: the driver takes no mutable_parameters"
+	case len(r.s.sc.Config.TestVolumeMutableParameters) == 0:
+		return "no mutable parameters configured (--csi.testvolumemutableparameters)"
+	}
+	return ""
+}
+
+// mutable is the mutable_parameters of the case's request: for a
+// NewMutable case the configured ones, which the first request lacked.
+// Any compliant answer is OK with the existing volume; what it shows of
+// them (volume_context) is the driver's own and is not checked.
+func (r *caseRunner) mutable(k idempotency.Case) map[string]string {
+	if !k.NewMutable {
+		return nil
+	}
+	return r.s.sc.Config.TestVolumeMutableParameters
 }
 
 // params are the case's snapshot parameters: a wide case needs
@@ -180,13 +210,14 @@ func judge(k idempotency.Case, first, got created, err error, a *csi.Topology) c
 	return res
 }
 
-// create makes the runner's call: a volume, or a snapshot of the source
-// with params added to the configured test parameters.
-func (r *caseRunner) create(name string, params map[string]string, req *csi.TopologyRequirement) (created, error) {
+// create makes the runner's call: a volume with mutable, or a snapshot of
+// the source with params added to the configured test parameters.
+func (r *caseRunner) create(name string, params, mutable map[string]string, req *csi.TopologyRequirement) (created, error) {
 	ctx := context.Background()
 	if r.rpc == idempotency.CreateVolume {
 		vr := sanity.MakeCreateVolumeReq(r.s.sc, name)
 		vr.AccessibilityRequirements = req
+		vr.MutableParameters = mutable
 		resp, err := r.s.r.CreateVolume(ctx, vr)
 		return created{resp.GetVolume().GetVolumeId(), resp.GetVolume().GetAccessibleTopology()}, err
 	}

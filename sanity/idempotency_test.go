@@ -24,9 +24,10 @@ type verdict struct{ text, got, accepts string }
 
 // oldAnswers are the answers zonepath gave before issue 25 where they
 // differ from today's: ALREADY_EXISTS for a snapshot usable beyond the new
-// requisite, RESOURCE_EXHAUSTED for a requisite naming no zone. A fault
-// rule per case plays that driver (the region-wide variant, refused with
-// INVALID_ARGUMENT then, is not played).
+// requisite, RESOURCE_EXHAUSTED for a requisite naming no zone, and
+// (until issue 35) ALREADY_EXISTS for a retry with new mutable parameters.
+// A fault rule per case plays that driver (the region-wide variant,
+// refused with INVALID_ARGUMENT then, is not played).
 var oldAnswers = map[string]codes.Code{
 	"snapshot/usable-beyond-requisite":      codes.AlreadyExists,
 	"snapshot/requisite-is-its-other-place": codes.AlreadyExists,
@@ -34,6 +35,7 @@ var oldAnswers = map[string]codes.Code{
 	"snapshot/new-unknown-requisite":        codes.ResourceExhausted,
 	"volume/requisite-only-unknown":         codes.ResourceExhausted,
 	"volume/new-unknown-requisite":          codes.ResourceExhausted,
+	"volume/retry-other-mutable-parameters": codes.AlreadyExists,
 }
 
 // TestIdempotencyTable is the one table of issue 25: every case of

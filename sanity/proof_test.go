@@ -59,6 +59,10 @@ const (
 	testHealthConsistent = "agrees on the node when the controller reports a volume INACCESSIBLE"
 )
 
+// notModifiable is what the summary says of the idempotency table's
+// mutable-parameter retry against a driver without MODIFY_VOLUME.
+const notModifiable = "retry-other-mutable-parameters: not exercised: MODIFY_VOLUME not advertised"
+
 const (
 	zoneB   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
 	zonesAB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}},` +
@@ -88,7 +92,9 @@ var proofs = []struct {
 - name: hide-plugin-capabilities
   match: {rpc: GetPluginCapabilities}
   action: {mutate: {clear: [capabilities]}}`},
-	{name: "capability without CREATE_DELETE_SNAPSHOT", fails: testCapSnapshots, rules: `
+	// Its controller capabilities are all hidden, MODIFY_VOLUME too, so the
+	// retry with new mutable parameters must say it did not run.
+	{name: "capability without CREATE_DELETE_SNAPSHOT", fails: testCapSnapshots, says: notModifiable, rules: `
 - name: hide-controller-capabilities
   match: {rpc: ControllerGetCapabilities}
   action: {mutate: {clear: [capabilities]}}`},
@@ -146,6 +152,12 @@ regions:
 - name: refuse-snapshot-usable-beyond-requisite
   match: {rpc: CreateSnapshot, name: "zp-snapshot-requisite-is-its-other-place*", nth: 2}
   action: {code: AlreadyExists}`},
+	{name: "a retry with new mutable parameters refused, as before issue 35", fails: testVolumeReuse, rules: `
+- name: refuse-retry-with-new-mutable-parameters
+  match: {rpc: CreateVolume, name: "zp-volume-retry-other-mutable-parameters*", nth: 2}
+  action: {code: AlreadyExists}`},
+	{name: "without MODIFY_VOLUME the mutable-parameter retry says it did not run", says: notModifiable,
+		plugin: func(c *plugin.Config) { c.DisableModifyVolume = true }},
 	{name: "no wideSnapshotParameters: the wide cases say they did not run", says: "usable-beyond-requisite: not exercised: no wideSnapshotParameters configured",
 		config: func(c *zpsanity.Config, _ string) { c.WideSnapshotParameters = nil }},
 	{name: "region-wide snapshots for the wide cases (snapshotScope=region, a requisite covering part of a region)",
@@ -515,7 +527,14 @@ func runSanity(t *testing.T, bin, endpoint, dir string, cfg zpsanity.Config, ext
 	if err := os.WriteFile(cfgFile, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	mutable, err := filepath.Abs("testdata/mutable-parameters.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mutable parameters make sanity and make conformance pass: the
+	// idempotency table's retry with new mutable parameters sends them.
 	args := append([]string{"--csi.endpoint", endpoint, "--csi.mountdir", filepath.Join(dir, "mnt"), "--csi.stagingdir", filepath.Join(dir, "staging"),
+		"--csi.testvolumemutableparameters", mutable,
 		"--zonepath.config", cfgFile, "--zonepath.upstream=false", "--ginkgo.junit-report", report, "--ginkgo.no-color"}, extra...)
 	cmd := exec.Command(bin, args...)
 	out, runErr := cmd.CombinedOutput()

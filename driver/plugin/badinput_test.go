@@ -43,6 +43,17 @@ func (d *testDriver) restart(t *testing.T) {
 
 func (d *testDriver) dataDir() string { return filepath.Join(d.Config.StateDir, "data") }
 
+// hideData moves a file or directory of d's data directory aside until
+// the test ends, so that any read of it fails.
+func hideData(t *testing.T, d *drivertest.Driver, path ...string) {
+	t.Helper()
+	p := filepath.Join(append([]string{d.Config.StateDir, "data"}, path...)...)
+	if err := os.Rename(p, p+".hidden"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Rename(p+".hidden", p) })
+}
+
 // dataFiles lists volumes/ and snapshots/ of the data directory.
 func (d *testDriver) dataFiles(t *testing.T) []string {
 	t.Helper()
@@ -243,8 +254,8 @@ func TestZoneAccountingSurvivesHostileSizes(t *testing.T) {
 	if _, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: first, CapacityRange: &csi.CapacityRange{RequiredBytes: math.MaxInt64}}); codeOf(err) != codes.OutOfRange {
 		t.Fatalf("ControllerExpandVolume to MaxInt64 in a full zone: %v, want OutOfRange", err)
 	}
-	if _, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: first, CapacityRange: &csi.CapacityRange{RequiredBytes: 2 * gib}}); codeOf(err) != codes.OutOfRange {
-		t.Fatalf("ControllerExpandVolume beyond a full zone: %v, want OutOfRange", err)
+	if _, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: first, CapacityRange: &csi.CapacityRange{RequiredBytes: 2 * gib}}); codeOf(err) != codes.ResourceExhausted {
+		t.Fatalf("ControllerExpandVolume beyond a full zone: %v, want ResourceExhausted (TestExpandWaitsForRoom)", err)
 	}
 	if got := available(); got != 0 {
 		t.Fatalf("zone-c available = %d, want 0", got)

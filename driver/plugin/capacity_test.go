@@ -90,3 +90,32 @@ func checkZoneLimit(t *testing.T, c *client, z, when string) int64 {
 	}
 	return limit
 }
+
+// TestExpandWaitsForRoom: an expansion its zone has no room for now is
+// RESOURCE_EXHAUSTED, not OUT_OF_RANGE, and succeeds once room is freed.
+// OUT_OF_RANGE is ControllerExpandVolume's "Unsupported capacity_range ...
+// not allowed by the Plugin", "Caller MUST fix the capacity range before
+// retrying", which the external-resizer takes as final; a full zone is
+// temporary (volumes.go, noRoomToGrow, says why RESOURCE_EXHAUSTED). A size
+// above the largest volume stays OUT_OF_RANGE (TestMaxVolumeSizeFlag).
+func TestExpandWaitsForRoom(t *testing.T) {
+	d := drivertest.Start(t, drivertest.Options{World: capacityWorld})
+	c := newCSIClient(t, d)
+	ctx := context.Background()
+	inB := &csi.TopologyRequirement{Requisite: zones("zone-b")} // 1Gi
+	grow := c.mustCreateVolume(drivertest.VolumeRequest("grow", gib/2, inB)).GetVolumeId()
+	other := c.mustCreateVolume(drivertest.VolumeRequest("other", gib/4, inB)).GetVolumeId()
+	expand := func() error {
+		_, err := c.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: grow, CapacityRange: &csi.CapacityRange{RequiredBytes: gib}})
+		return err
+	}
+	if err := expand(); codeOf(err) != codes.ResourceExhausted {
+		t.Fatalf("expanding to 1Gi in zone-b with 256Mi free: %v, want ResourceExhausted (retried until room is freed)", err)
+	}
+	if _, err := c.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: other}); err != nil {
+		t.Fatal(err)
+	}
+	if err := expand(); err != nil {
+		t.Fatalf("the same expansion after room was freed: %v, want OK", err)
+	}
+}

@@ -52,11 +52,19 @@ type created struct {
 	topo []*csi.Topology
 }
 
-// idemCreate makes the case's call with requirement req.
-func (c *client) idemCreate(k idempotency.Case, name, source string, params map[string]string, req *csi.TopologyRequirement) (created, error) {
+// idemMutable is what a NewMutable case's repeated request carries.
+var idemMutable = map[string]string{plugin.ParamIOPSTier: plugin.TierPremium}
+
+// idemCreate makes the case's call with requirement req; repeat is true
+// for the case's request (not the first of a reused name).
+func (c *client) idemCreate(k idempotency.Case, name, source string, params map[string]string, req *csi.TopologyRequirement, repeat bool) (created, error) {
 	ctx := context.Background()
 	if k.RPC == idempotency.CreateVolume {
-		resp, err := c.CreateVolume(ctx, drivertest.VolumeRequest(name, gib, req))
+		vr := drivertest.VolumeRequest(name, gib, req)
+		if k.NewMutable && repeat {
+			vr.MutableParameters = idemMutable
+		}
+		resp, err := c.CreateVolume(ctx, vr)
 		return created{resp.GetVolume().GetVolumeId(), resp.GetVolume().GetAccessibleTopology()}, err
 	}
 	resp, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: source, Parameters: params, AccessibilityRequirements: req})
@@ -96,14 +104,14 @@ func runIdemCase(t *testing.T, c *client, k idempotency.Case, v wideVariant, nam
 	var first created
 	if k.Repeated() {
 		var err error
-		if first, err = c.idemCreate(k, name, source, params, k.FirstRequirement(idemPlace)); err != nil {
+		if first, err = c.idemCreate(k, name, source, params, k.FirstRequirement(idemPlace), false); err != nil {
 			t.Fatalf("first request, requisite %s: %v", world.FormatSegments(k.FirstRequirement(idemPlace).GetRequisite()), err)
 		}
 		if want := existingTopology(k, v); !sameTopology(first.topo, want) {
 			t.Fatalf("the first request made an object usable from %s, not %s as the case needs", world.FormatSegments(first.topo), world.FormatSegments(want))
 		}
 	}
-	got, err := c.idemCreate(k, name, source, params, k.Requirement(idemPlace))
+	got, err := c.idemCreate(k, name, source, params, k.Requirement(idemPlace), true)
 	if codeOf(err) != k.Want {
 		t.Fatalf("%s with %s: %v, want %v (%s)", k.Object(), k.Request(), err, k.Want, k.Clause)
 	}
@@ -149,7 +157,7 @@ func TestIdempotencyTableConcurrent(t *testing.T) {
 			var got [2]created
 			var errs [2]error
 			for i, req := range []*csi.TopologyRequirement{k.FirstRequirement(idemPlace), k.Requirement(idemPlace)} {
-				wg.Go(func() { got[i], errs[i] = c.idemCreate(k, name, src.GetVolumeId(), params, req) })
+				wg.Go(func() { got[i], errs[i] = c.idemCreate(k, name, src.GetVolumeId(), params, req, i == 1) })
 			}
 			wg.Wait()
 			if errs[0] != nil || errs[1] != nil || got[0].id != got[1].id {

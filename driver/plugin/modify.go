@@ -168,18 +168,8 @@ func (p *Plugin) ControllerModifyVolume(ctx context.Context, req *csi.Controller
 		if v == nil {
 			return status.Errorf(codes.NotFound, "volume %s does not exist", id)
 		}
-		merged := maps.Clone(v.MutableParameters)
-		if merged == nil {
-			merged = map[string]string{}
-		}
-		maps.Copy(merged, req.GetMutableParameters())
-		if maps.Equal(merged, v.MutableParameters) {
-			return nil
-		}
-		modified := *v
-		modified.MutableParameters = merged
-		tx.PutVolume(&modified)
-		return nil
+		_, err := p.setMutable(tx, v, req.GetMutableParameters())
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -187,12 +177,31 @@ func (p *Plugin) ControllerModifyVolume(ctx context.Context, req *csi.Controller
 	return &csi.ControllerModifyVolumeResponse{}, nil
 }
 
-// hasValues reports whether have holds every key of want with its value.
-func hasValues(have, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
-			return false
-		}
+// setMutable sets the given (validated) mutable parameters on v inside
+// tx, leaving the others as they are, and returns the volume as it now
+// is. ControllerModifyVolume and a CreateVolume retried with other
+// mutable parameters (volumes.go, reuseVolume) both change a volume here.
+//
+// Setting the current values changes nothing and succeeds wherever the
+// volume is, as ControllerExpandVolume does for a size already reached. A
+// change in a zone that is down is UNAVAILABLE (outage.go): nothing there
+// changes while it is down, and the CO retries with backoff ("The SP MUST
+// NOT have applied any modification to the volume as part of this
+// specific call", ControllerModifyVolume Errors, holds for any error).
+func (p *Plugin) setMutable(tx *state.Tx, v *state.Volume, params map[string]string) (*state.Volume, error) {
+	merged := maps.Clone(v.MutableParameters)
+	if merged == nil {
+		merged = map[string]string{}
 	}
-	return true
+	maps.Copy(merged, params)
+	if maps.Equal(merged, v.MutableParameters) {
+		return v, nil
+	}
+	if err := p.volumeReachable(v); err != nil {
+		return nil, err
+	}
+	modified := *v
+	modified.MutableParameters = merged
+	tx.PutVolume(&modified)
+	return &modified, nil
 }

@@ -124,9 +124,13 @@ func TestModifyVolumeTier(t *testing.T) {
 // TestCreateVolumeMutableParameters: CreateVolume validates
 // mutable_parameters like ControllerModifyVolume (csi-sanity: "should
 // not create volume with an invalid volume attribute class" wants
-// INVALID_ARGUMENT), and idempotency covers them: a volume "compatible
-// with the specified ... mutable_parameters" gets 0 OK, else
-// ALREADY_EXISTS (spec.md CreateVolume).
+// INVALID_ARGUMENT). A retry of the name with other, valid ones gets 0 OK
+// with the volume, modified to them: it must be "compatible with the
+// specified ... mutable_parameters" (spec.md CreateVolume), and the
+// ALREADY_EXISTS row of CreateVolume Errors does not list them, since a
+// volume takes new ones in place (a provisioner's retry after the user
+// changed the claim's VolumeAttributesClass). Invalid ones stay
+// INVALID_ARGUMENT and change nothing.
 func TestCreateVolumeMutableParameters(t *testing.T) {
 	d := newTestDriver(t, nil)
 	create := func(name string, params, mutable map[string]string) func() error {
@@ -142,11 +146,46 @@ func TestCreateVolumeMutableParameters(t *testing.T) {
 		{"unknown encryption", create("m-5", map[string]string{plugin.ParamEncryption: "rot13"}, nil), codes.InvalidArgument},
 		{"tier and encryption", create("m-6", map[string]string{plugin.ParamEncryption: "aes-256"}, tier(plugin.TierExtreme)), codes.OK},
 		{"same again", create("m-6", map[string]string{plugin.ParamEncryption: "aes-256"}, tier(plugin.TierExtreme)), codes.OK},
-		{"same name, other tier", create("m-6", map[string]string{plugin.ParamEncryption: "aes-256"}, tier(plugin.TierStandard)), codes.AlreadyExists},
+		{"same name, other tier", create("m-6", map[string]string{plugin.ParamEncryption: "aes-256"}, tier(plugin.TierStandard)), codes.OK},
 		{"same name, no mutable parameters", create("m-6", map[string]string{plugin.ParamEncryption: "aes-256"}, nil), codes.OK},
+		{"same name, unknown tier", create("m-6", map[string]string{plugin.ParamEncryption: "aes-256"}, tier("fast")), codes.InvalidArgument},
+		{"same name, encryption as mutable", create("m-6", nil, map[string]string{plugin.ParamEncryption: "none"}), codes.InvalidArgument},
+		{"same name, other parameters", create("m-6", nil, tier(plugin.TierExtreme)), codes.AlreadyExists},
 	})
 	if files := d.dataFiles(t); len(files) != 1 {
 		t.Fatalf("data files %v, want only that of m-6: refused requests left data behind", files)
+	}
+	list, err := d.ListVolumes(context.Background(), &csi.ListVolumesRequest{})
+	if err != nil || len(list.GetEntries()) != 1 {
+		t.Fatalf("ListVolumes = %v, %v; want m-6 alone", list, err)
+	}
+	// The retry with standard modified it; the refused ones did not.
+	if got := d.currentTier(list.GetEntries()[0].GetVolume().GetVolumeId()); got != plugin.TierStandard {
+		t.Fatalf("m-6 is tier %q, want %s, as the retry with other mutable_parameters set it", got, plugin.TierStandard)
+	}
+}
+
+// TestCreateVolumeRetryNewClass is the trigger of issue 35's item 3: a
+// claim of VolumeAttributesClass "silver" (tier premium) whose
+// CreateVolume made the volume but timed out; the user switches the
+// pending claim to "gold" (tier extreme) and the provisioner's retry
+// carries it. The answer is OK with the same volume, now extreme, and
+// what the retry returns is what ControllerGetVolume shows.
+func TestCreateVolumeRetryNewClass(t *testing.T) {
+	d := newTestDriver(t, nil)
+	req := drivertest.VolumeRequest("claim-1", gib, nil)
+	req.MutableParameters = tier(plugin.TierPremium)
+	first := d.mustCreateVolume(req)
+	req.MutableParameters = tier(plugin.TierExtreme)
+	retry, err := d.CreateVolume(context.Background(), req)
+	if err != nil {
+		t.Fatalf("CreateVolume retried with the claim's new class: %v, want OK (spec.md CreateVolume: compatible with mutable_parameters; not in the ALREADY_EXISTS row)", err)
+	}
+	if retry.GetVolume().GetVolumeId() != first.GetVolumeId() {
+		t.Fatalf("retry made %s, want the existing %s", retry.GetVolume().GetVolumeId(), first.GetVolumeId())
+	}
+	if got, ctx := d.currentTier(first.GetVolumeId()), retry.GetVolume().GetVolumeContext()[plugin.ParamIOPSTier]; got != plugin.TierExtreme || ctx != got {
+		t.Fatalf("after the retry the volume is tier %q (the retry said %q), want %s", got, ctx, plugin.TierExtreme)
 	}
 }
 

@@ -16,8 +16,10 @@ import (
 //
 // Codes. The spec has no error row for a back end that cannot be reached.
 // For calls that need the zone's data (Node stage, publish, stats and
-// expand; ControllerPublish, ControllerExpand, DeleteVolume,
-// DeleteSnapshot, CreateSnapshot of a volume there) it is UNAVAILABLE:
+// expand; ControllerPublish, ControllerExpand, ControllerModifyVolume
+// and a CreateVolume retried with new mutable parameters, DeleteVolume,
+// DeleteSnapshot, CreateSnapshot of a volume there, CreateVolume cloning
+// a volume there) it is UNAVAILABLE:
 // gRPC's "the service is currently unavailable ... most likely a
 // transient condition, which can be corrected by retrying with a
 // backoff", which is what a CO should do; FAILED_PRECONDITION would tell
@@ -30,6 +32,13 @@ import (
 // accessible_topology"; CreateSnapshot Errors, "Not enough resources to
 // create snapshot ... the accessibility_requirements field is valid but a
 // snapshot can not be created"), and a CO reschedules elsewhere.
+// GetCapacity reports no capacity in a zone that is down, so that a CO
+// does not pick it in the first place. Clone and restore check their
+// source before any data is copied, so a refused one reads nothing
+// (volumes.go, checkSource). A region-wide or global snapshot is stored
+// at its scope, as a cloud's regional snapshot store is, so it restores
+// into any zone of that scope that is up (e2e scenario 20); a zonal one
+// only from a copy in a zone that is up.
 
 // zoneDown reports whether zone i is down; -1 (a zone that left the
 // topology file) is not an outage.

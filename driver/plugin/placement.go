@@ -85,10 +85,27 @@ func (p *Plugin) narrow(requested, allowed []int, source string) ([]int, error) 
 	return out, nil
 }
 
+// sourcePlaceable runs placement's source and outage checks (sourceZones,
+// liveZones) before a clone or restore copies any data: with every zone
+// the source allows down (a clone's source zone, a zonal snapshot's
+// copies) the copy would read a zone that is down, which nothing may do
+// (outage.go), only for placeVolume to refuse the volume afterwards. The
+// store update checks again, authoritatively; only room is left to it.
+func (p *Plugin) sourcePlaceable(spec *volumeSpec) error {
+	var err error
+	p.store.View(func(r state.Reader) {
+		var zones []int
+		if zones, err = p.sourceZones(r, spec); err == nil {
+			_, err = p.liveZones(zones, "volume "+spec.name)
+		}
+	})
+	return err
+}
+
 // placeVolume chooses the zone of a new volume: the first candidate with
 // room, among zones the source allows.
 func (p *Plugin) placeVolume(tx *state.Tx, id string, spec *volumeSpec) (*state.Volume, error) {
-	candidates, err := p.sourceZones(tx, spec)
+	candidates, err := p.sourceZones(tx.Reader, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +132,7 @@ func (p *Plugin) placeVolume(tx *state.Tx, id string, spec *volumeSpec) (*state.
 // CreateVolume Errors, "Unable to provision in accessible_topology"); a
 // CO such as the external-provisioner then reschedules rather than
 // giving up.
-func (p *Plugin) sourceZones(tx *state.Tx, spec *volumeSpec) ([]int, error) {
+func (p *Plugin) sourceZones(tx state.Reader, spec *volumeSpec) ([]int, error) {
 	requested := spec.candidates
 	if requested == nil {
 		requested = allZones(p.topo)

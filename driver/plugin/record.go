@@ -17,10 +17,14 @@ import (
 // then, or on any error, the data made under id is removed. A crash before
 // that leaves it to reclaim.
 type newRecord[T any] struct {
-	kind     string // "volume", "snapshot" or "group snapshot", for the log
-	id       string
-	byName   func(*state.Tx) *T          // a record of the requested name, or nil
-	same     func(*T) error              // accepts that record for this request
+	kind   string // "volume", "snapshot" or "group snapshot", for the log
+	id     string
+	byName func(*state.Tx) *T // a record of the requested name, or nil
+	same   func(*T) error     // accepts that record for this request
+	// reuse, when set, replaces same: it accepts that record and may
+	// update it in the same Tx (a volume taking a retry's new mutable
+	// parameters), returning the record as it now is.
+	reuse    func(*state.Tx, *T) (*T, error)
 	place    func(*state.Tx) (*T, error) // the record of the new object
 	put      func(*state.Tx, *T)
 	dropData func() error
@@ -31,6 +35,11 @@ func (n newRecord[T]) commit(ctx context.Context, store *state.Store) (*T, error
 	created := false
 	err := store.Update(func(tx *state.Tx) error {
 		if existing := n.byName(tx); existing != nil {
+			if n.reuse != nil {
+				var err error
+				rec, err = n.reuse(tx, existing)
+				return err
+			}
 			rec = existing
 			return n.same(existing)
 		}

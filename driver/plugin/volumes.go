@@ -54,11 +54,15 @@ func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err != nil {
 		return nil, err
 	}
-	if existing := p.store.VolumeByName(spec.name); existing != nil {
-		if err := p.checkSameVolume(existing, spec); err != nil {
+	if p.store.VolumeByName(spec.name) != nil {
+		vol, err := p.reuseVolume(spec)
+		if err != nil {
 			return nil, err
 		}
-		return &csi.CreateVolumeResponse{Volume: p.csiVolume(existing)}, nil
+		if vol != nil {
+			return &csi.CreateVolumeResponse{Volume: p.csiVolume(vol)}, nil
+		}
+		// Deleted meanwhile: the name is free again.
 	}
 	if err := p.checkSource(spec); err != nil {
 		return nil, err
@@ -71,7 +75,7 @@ func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		kind:     "volume",
 		id:       id,
 		byName:   func(tx *state.Tx) *state.Volume { return tx.VolumeByName(spec.name) },
-		same:     func(v *state.Volume) error { return p.checkSameVolume(v, spec) },
+		reuse:    func(tx *state.Tx, v *state.Volume) (*state.Volume, error) { return p.sameVolume(tx, v, spec) },
 		place:    func(tx *state.Tx) (*state.Volume, error) { return p.placeVolume(tx, id, spec) },
 		put:      (*state.Tx).PutVolume,
 		dropData: func() error { return p.data.deleteVolume(id) },
@@ -84,9 +88,10 @@ func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 
 // checkSource fails early, before any data is copied, when the content
 // source is unknown (spec: CreateVolume Errors, "Source does not exist"),
-// of the other access type ("Source incompatible or not supported") or
-// larger than the new volume ("Unsupported capacity_range"): a refused
-// request copies nothing. The store update checks existence and a clone's
+// of the other access type ("Source incompatible or not supported"),
+// larger than the new volume ("Unsupported capacity_range"), in a zone
+// that is down, or allowing only zones that are down (sourcePlaceable): a
+// refused request copies nothing. The store update checks existence and a clone's
 // size again, authoritatively, since a source volume can grow meanwhile;
 // access types and snapshots never change.
 func (p *Plugin) checkSource(spec *volumeSpec) error {
@@ -96,13 +101,29 @@ func (p *Plugin) checkSource(spec *volumeSpec) error {
 		if snap == nil {
 			return status.Errorf(codes.NotFound, "source snapshot %s does not exist", spec.sourceSnapshot)
 		}
-		return checkSourceFits(snap.SizeBytes, spec.size, p.snapshotIsBlock(snap), spec.block, "snapshot", snap.ID)
+		if err := checkSourceFits(snap.SizeBytes, spec.size, p.snapshotIsBlock(snap), spec.block, "snapshot", snap.ID); err != nil {
+			return err
+		}
+		// A zonal snapshot whose copies are all in zones that are down
+		// is RESOURCE_EXHAUSTED here (outage.go). A region-wide or global
+		// one is stored at that scope, like a cloud's regional snapshot
+		// store, and restores into a zone of its scope that is up.
+		return p.sourcePlaceable(spec)
 	case spec.sourceVolume != "":
 		src := p.store.Volume(spec.sourceVolume)
 		if src == nil {
 			return status.Errorf(codes.NotFound, "source volume %s does not exist", spec.sourceVolume)
 		}
-		return checkSourceFits(src.CapacityBytes, spec.size, src.Block, spec.block, "volume", src.ID)
+		if err := checkSourceFits(src.CapacityBytes, spec.size, src.Block, spec.block, "volume", src.ID); err != nil {
+			return err
+		}
+		// A clone reads its source's data, which nothing may do while
+		// that zone is down (outage.go): UNAVAILABLE, as for every call
+		// that needs the zone's data.
+		if err := p.volumeReachable(src); err != nil {
+			return err
+		}
+		return p.sourcePlaceable(spec)
 	}
 	return nil
 }
@@ -223,6 +244,45 @@ func accessType(caps []*csi.VolumeCapability) (block bool, err error) {
 	return blk, nil
 }
 
+// reuseVolume answers a CreateVolume whose name a volume already has:
+// that volume, made compatible by sameVolume, or nil when it is gone.
+func (p *Plugin) reuseVolume(spec *volumeSpec) (*state.Volume, error) {
+	var vol *state.Volume
+	err := p.store.Update(func(tx *state.Tx) error {
+		v := tx.VolumeByName(spec.name)
+		if v == nil {
+			return nil
+		}
+		var err error
+		vol, err = p.sameVolume(tx, v, spec)
+		return err
+	})
+	return vol, err
+}
+
+// sameVolume accepts the existing volume v of the request's name
+// (checkSameVolume) and gives it the request's mutable_parameters.
+//
+// A volume "compatible with the specified ... mutable_parameters" gets
+// "0 OK" (spec.md CreateVolume), but the ALREADY_EXISTS row of CreateVolume
+// Errors lists capacity_range, volume_capabilities, parameters,
+// accessibility_requirements and volume_content_source, not
+// mutable_parameters: they are the values a volume may change to at any
+// time (ControllerModifyVolume), so a volume whose mutable parameters
+// differ is not incompatible, it is not yet modified. A CreateVolume that
+// timed out after the volume was made, retried after the user moved the
+// claim to another VolumeAttributesClass, carries the new class's values;
+// ALREADY_EXISTS would be final for the external-provisioner and leave the
+// claim Pending. The retry instead applies them as ControllerModifyVolume
+// does (setMutable; volumeSpec validated them as that RPC does, so invalid
+// ones were already INVALID_ARGUMENT) and answers OK with the volume.
+func (p *Plugin) sameVolume(tx *state.Tx, v *state.Volume, spec *volumeSpec) (*state.Volume, error) {
+	if err := p.checkSameVolume(v, spec); err != nil {
+		return nil, err
+	}
+	return p.setMutable(tx, v, spec.mutable)
+}
+
 // checkSameVolume applies CSI CreateVolume idempotency: a volume of the
 // name that "already exists, is accessible from accessibility_requirements,
 // and is compatible with the specified capacity_range, volume_capabilities,
@@ -232,7 +292,8 @@ func accessType(caps []*csi.VolumeCapability) (block bool, err error) {
 // parameters, accessibility_requirements or volume_content_source").
 // Accessible from the requirement means from at least one requisite zone
 // (TopologyRequirement.requisite), which for a volume in one zone is its
-// zone; without a requisite every zone qualifies.
+// zone; without a requisite every zone qualifies. Mutable parameters are
+// not compared: sameVolume applies them.
 func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 	var why string
 	switch {
@@ -242,10 +303,6 @@ func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 		why = "its access type differs"
 	case !maps.Equal(v.Parameters, spec.params):
 		why = "its parameters differ"
-	case !hasValues(v.MutableParameters, spec.mutable):
-		// Compared with the current values: "compatible with the
-		// specified ... mutable_parameters" (CreateVolume).
-		why = "its mutable parameters differ"
 	case v.SourceSnapshot != spec.sourceSnapshot || v.SourceVolume != spec.sourceVolume:
 		why = "its volume_content_source differs"
 	case spec.candidates != nil && len(spec.requirement.GetRequisite()) > 0 && !slices.Contains(spec.candidates, p.zoneIndex(v.Zone)):
@@ -379,7 +436,7 @@ func (p *Plugin) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	}
 	var total, largest int64
 	for _, i := range zones {
-		free := p.freeBytes(i)
+		free := p.availableBytes(i)
 		total = addCapped(total, free)
 		largest = max(largest, free)
 	}
@@ -389,6 +446,21 @@ func (p *Plugin) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 		resp.MaximumVolumeSize = wrapInt64(largest)
 	}
 	return resp, nil
+}
+
+// availableBytes is what zone i can still provision: none while it is
+// down, where CreateVolume answers RESOURCE_EXHAUSTED (outage.go).
+// GetCapacityResponse.available_capacity is "The available capacity, in
+// bytes, of the storage that can be used to provision volumes", and
+// maximum_volume_size "The largest size that may be used in a
+// CreateVolumeRequest.capacity_range.required_bytes field": a zone that
+// provisions nothing has 0 of either, so a CO reading CSIStorageCapacity
+// stops scheduling claims there until the zone is back.
+func (p *Plugin) availableBytes(i int) int64 {
+	if p.zoneDown(i) {
+		return 0
+	}
+	return p.freeBytes(i)
 }
 
 func (p *Plugin) freeBytes(i int) int64 {
@@ -431,7 +503,7 @@ func (p *Plugin) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 		}
 		z, _ := p.topo.Zone(v.Zone)
 		if size-v.CapacityBytes > room(z, tx.Usage(z.ID()).Bytes) {
-			return status.Errorf(codes.OutOfRange, "zone %s has no room to grow volume %s to %d bytes", z.ID(), id, size)
+			return noRoomToGrow(z.ID(), id, size)
 		}
 		grown := *v
 		grown.CapacityBytes = size
@@ -468,4 +540,22 @@ func (p *Plugin) csiVolume(v *state.Volume) *csi.Volume {
 		out.AccessibleTopology = []*csi.Topology{{Segments: p.zoneSegment(v.Zone)}}
 	}
 	return out
+}
+
+// noRoomToGrow answers an expansion the volume's zone has no room for
+// now. It is RESOURCE_EXHAUSTED, not OUT_OF_RANGE: OUT_OF_RANGE is
+// ControllerExpandVolume's "Unsupported capacity_range ... the capacity
+// range is not allowed by the Plugin", whose recovery is "Caller MUST fix
+// the capacity range before retrying", and which the external-resizer
+// takes as final (ControllerResizeInfeasible); capacity's sizes above the
+// largest volume keep it. A full zone is temporary: gRPC's
+// RESOURCE_EXHAUSTED, "perhaps the entire file system is out of space",
+// is the code the spec gives the same condition elsewhere (CreateVolume
+// Errors, "Unable to provision ... (e.g. quota issues) is addressed
+// before retrying with exponential backoff"; CreateVolumeGroupSnapshot
+// Errors, "Not enough space ... MAY succeed if space is freed up"), and
+// the resizer retries it with backoff, so room freed later (a volume of
+// the zone deleted or shrunk) resumes the expansion with no user action.
+func noRoomToGrow(zone, id string, size int64) error {
+	return status.Errorf(codes.ResourceExhausted, "zone %s has no room now to grow volume %s to %d bytes; retried, it succeeds once room is freed", zone, id, size)
 }

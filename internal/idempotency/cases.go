@@ -66,6 +66,14 @@ type Case struct {
 	// Also are other answers the spec leaves defensible: zonepath-sanity
 	// accepts them and reports which it saw.
 	Also []codes.Code
+	// NewMutable: the first request has no mutable_parameters and the
+	// repeated one has some (the runner's: zonepath's driver test a tier,
+	// zonepath-sanity --csi.testvolumemutableparameters), as a provisioner's
+	// retry of a CreateVolume that timed out carries the VolumeAttributesClass
+	// the user gave the claim meanwhile. It needs MODIFY_VOLUME (a driver
+	// without it "SHALL NOT" be sent mutable_parameters), and an OK need
+	// not show the values anywhere: volume_context is the driver's own.
+	NewMutable bool
 }
 
 // The spec's words the cases cite.
@@ -79,6 +87,11 @@ const (
 	unknown    = "General Error Table: INVALID_ARGUMENT, \"Invalid or unsupported field in the request ... has an invalid value\": " +
 		"`accessibility_requirements`: \"COs SHALL only specify topological accessibility information supported by the SP\"; " +
 		"the RESOURCE_EXHAUSTED rows need a field that \"is valid\""
+	// newMutable is why a volume with other mutable parameters is
+	// compatible.
+	newMutable = volumeOK + "; it must be compatible with `capacity_range`, `volume_capabilities`, `parameters` and `mutable_parameters`, " +
+		`and CreateVolume Errors' ALREADY_EXISTS row lists "` + "`capacity_range`, `volume_capabilities`, `parameters`, `accessibility_requirements` or `volume_content_source`" +
+		`", not ` + "`mutable_parameters`" + `: a volume takes new ones in place (ControllerModifyVolume), so the retry gets OK with the volume`
 	skipUnknown = atLeastOne + "; a segment naming no topology beside one that does is skipped (INVALID_ARGUMENT for the whole field is the other reading)"
 )
 
@@ -120,6 +133,8 @@ var volumeCases = []Case{
 		Clause: volumeOK + "; " + atLeastOne, Want: codes.OK},
 	{ID: "volume/no-requirements", RPC: CreateVolume, First: p(A), Existing: p(A),
 		Clause: volumeOK + `; CreateVolumeRequest.accessibility_requirements: "If this field is not specified ..., the SP MAY choose where the provisioned volume is accessible from"`, Want: codes.OK},
+	{ID: "volume/retry-other-mutable-parameters", RPC: CreateVolume, First: p(A), Existing: p(A), Requisite: p(A), NewMutable: true,
+		Clause: newMutable, Want: codes.OK},
 	{ID: "volume/requisite-outside", RPC: CreateVolume, First: p(A), Existing: p(A), Requisite: p(C),
 		Clause: `CreateVolume Errors: ALREADY_EXISTS, "Volume already exists but is incompatible with the specified ... ` + "`accessibility_requirements`\"",
 		Want:   codes.AlreadyExists},
@@ -224,7 +239,10 @@ func (k Case) Request() string {
 		parts = append(parts, "preferred "+join(k.Preferred))
 	}
 	if parts == nil {
-		return "no requirements"
+		parts = append(parts, "no requirements")
+	}
+	if k.NewMutable {
+		parts = append(parts, "mutable_parameters the first request had not")
 	}
 	return strings.Join(parts, "; ")
 }

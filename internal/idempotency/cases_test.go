@@ -42,6 +42,8 @@ func check(k Case) error {
 		return fmt.Errorf("a documented choice is zonepath's ALREADY_EXISTS for an existing object")
 	case k.Uses(B) && !k.Wide:
 		return fmt.Errorf("only a wide snapshot has a second place B")
+	case k.NewMutable && (k.RPC != CreateVolume || !k.Repeated()):
+		return fmt.Errorf("new mutable parameters are a retried CreateVolume's")
 	}
 	for _, x := range k.First {
 		if !slices.Contains(k.Existing, x) {
@@ -61,6 +63,7 @@ func TestCheckCatchesMistakes(t *testing.T) {
 		"also repeats want":      func(k *Case) { k.Also = c(k.Want) },
 		"B without wide":         func(k *Case) { k.Requisite = p(B) },
 		"first not existing":     func(k *Case) { k.First = p(C) },
+		"mutable on a snapshot":  func(k *Case) { k.NewMutable = true },
 	} {
 		k := good
 		bad(&k)
@@ -112,6 +115,9 @@ func TestRequirementMapsPlaces(t *testing.T) {
 		t.Fatal("a case without requirements made one")
 	}
 	if got := k.Request(); got != "requisite A, C; preferred C" {
+		t.Errorf("Request() = %q", got)
+	}
+	if got := (Case{Requisite: p(A), NewMutable: true}).Request(); got != "requisite A; mutable_parameters the first request had not" {
 		t.Errorf("Request() = %q", got)
 	}
 	if got := (Case{RPC: CreateVolume, First: p(A), Existing: p(A)}).Object(); got != "volume accessible from A" {
