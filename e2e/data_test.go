@@ -106,17 +106,21 @@ func (e *env) runBlockPod(ctx context.Context, name string, selector map[string]
 }
 
 // tryWrite writes one byte over the token's first with dd and prints
-// "wrote", or "refused: " and dd's error; then the token's length of the
-// device.
+// "wrote", or "refused: " and dd's stderr on one line (its error and its
+// records summary); then the token's length of the device.
 func tryWrite(token string) string {
-	return fmt.Sprintf(`if printf X | dd of=%[1]s bs=1 count=1 conv=notrunc 2>/tmp/dd; then echo wrote; else echo "refused: $(cat /tmp/dd)"; fi
+	return fmt.Sprintf(`if printf X | dd of=%[1]s bs=1 count=1 conv=notrunc 2>/tmp/dd; then echo wrote; else echo "refused: $(tr '\n' ' ' </tmp/dd)"; fi
 head -c %[2]d %[1]s`, blockDevicePath, len(token))
 }
 
 // expectWriteRefused: the output of tryWrite says the kernel refused the
-// write, and the device still holds the token.
+// write, and the device still holds the token. The device's data is the
+// last line: head prints no newline, and the token has none.
 func expectWriteRefused(r ran, token, who string) {
-	first, data, _ := strings.Cut(r.message, "\n")
+	first, data := r.message, ""
+	if i := strings.LastIndex(r.message, "\n"); i >= 0 {
+		first, data = r.message[:i], r.message[i+1:]
+	}
 	framework.Logf("%s on %s: %q", who, r.node, r.message)
 	refused := strings.HasPrefix(first, "refused: ") && strings.Contains(first, "dd:") &&
 		(strings.Contains(first, "Operation not permitted") || strings.Contains(first, "Read-only file system") || strings.Contains(first, "Permission denied"))

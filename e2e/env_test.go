@@ -472,10 +472,28 @@ func terminationMessage(pod *v1.Pod) string {
 // ExternalProvisioning, ...). A pod created before that can reach a
 // scheduler whose claim informer still lags, which rejects it with
 // "persistentvolumeclaim not found" and, under load, was seen to leave it
-// unscheduled for minutes.
+// unscheduled for minutes. A claim bound in advance to its volume
+// (spec.volumeName) is bound without an event; its Bound phase, which the
+// PV controller writes, says the same.
 func (e *env) waitClaimsKnown(ctx context.Context, claims ...string) {
 	for _, c := range claims {
-		e.waitEvent(ctx, c, "from the PV controller (the claim is known to the controllers)", func(v1.Event) bool { return true })
+		gomega.Eventually(ctx, func(ctx context.Context) error {
+			claim, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, c, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if claim.Status.Phase == v1.ClaimBound {
+				return nil
+			}
+			events, err := e.f.ClientSet.CoreV1().Events(e.ns()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + c})
+			if err != nil {
+				return err
+			}
+			if len(events.Items) == 0 {
+				return fmt.Errorf("claim %s is %s and has no event from the PV controller yet (the claim is not known to the controllers)", c, claim.Status.Phase)
+			}
+			return nil
+		}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
 	}
 }
 
