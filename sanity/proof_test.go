@@ -469,19 +469,29 @@ func listWithoutTopology(ctx context.Context, req any, _ *grpc.UnaryServerInfo, 
 }
 
 // keepFirstUnpublish plays a driver whose first ControllerUnpublishVolume
-// answers OK and detaches nothing: the attach-limit test's unpublish, the
-// only one before cleanup, makes no room.
+// of an attach-limit test volume (zp-limit-*) answers OK and detaches
+// nothing: the test's unpublish, the only one before cleanup, makes no
+// room. Other tests' unpublishes (the health test publishes too) pass.
 func keepFirstUnpublish() grpc.UnaryServerInterceptor {
-	var once sync.Once
+	var mu sync.Mutex
+	limitVolumes, kept := map[string]bool{}, false
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		kept := false
-		if _, ok := req.(*csi.ControllerUnpublishVolumeRequest); ok {
-			once.Do(func() { kept = true })
+		if r, ok := req.(*csi.ControllerUnpublishVolumeRequest); ok {
+			mu.Lock()
+			keep := !kept && limitVolumes[r.GetVolumeId()]
+			kept = kept || keep
+			mu.Unlock()
+			if keep {
+				return &csi.ControllerUnpublishVolumeResponse{}, nil
+			}
 		}
-		if kept {
-			return &csi.ControllerUnpublishVolumeResponse{}, nil
+		resp, err := handler(ctx, req)
+		if r, ok := req.(*csi.CreateVolumeRequest); ok && err == nil && strings.HasPrefix(r.GetName(), "zp-limit-") {
+			mu.Lock()
+			limitVolumes[resp.(*csi.CreateVolumeResponse).GetVolume().GetVolumeId()] = true
+			mu.Unlock()
 		}
-		return handler(ctx, req)
+		return resp, err
 	}
 }
 
