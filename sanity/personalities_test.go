@@ -109,6 +109,43 @@ var personalities = []struct {
 		says:  []string{"neither LIST_SNAPSHOTS nor GET_SNAPSHOT"},
 		skips: []string{testConsistent},
 	},
+	// Issue 32: behaviours of real drivers (verdicts_test.go).
+	{
+		name:   "regional-volumes",
+		clause: "TopologyRequirement.requisite x > n: the SP \"MAY choose the remaining x-n unique topologies from the list of all possible topologies\"",
+		// A third segment, outside a volume of zone-a and its replica in
+		// zone-b, for the idempotency cases of a place C.
+		config: func(c *zpsanity.Config, _ string) {
+			c.Segments = append(c.Segments, map[string]string{regionKey: "region-1", zoneKey: "zone-c"})
+		},
+		shape: fixed(regionalVolumes),
+		says:  []string{"WARN [rule:restore] MAY used: volume accessible beyond requisite", "zone=zone-b}] (TopologyRequirement x > n"},
+	},
+	{
+		name:   "ebs-keys",
+		clause: "NodeGetInfoResponse.accessible_topology: every key of the node's place; a volume segment of fewer keys is accessible from a node whose keys it agrees with",
+		config: func(c *zpsanity.Config, _ string) {
+			ebsSegments(c.Segments)
+			ebsSegments([]map[string]string{c.ExhaustedSegment})
+		},
+		shape: fixed(ebsKeys),
+	},
+	{
+		name:   "restore-outside-invalid-argument",
+		clause: "CreateVolume Errors: INVALID_ARGUMENT \"MUST also be used to indicate when plugin ... cannot create a volume from the requested source\"",
+		shape:  fixed(restoreRefusedWith(codes.InvalidArgument)),
+		says:   []string{"WARN [rule:restore] choice the spec leaves open: restore outside the snapshot: INVALID_ARGUMENT"},
+	},
+	{
+		name:   "node-health-only-where-staged",
+		clause: "NodeGetVolumeHealth Errors: NOT_FOUND, \"does not exist on the node\", for a volume never staged or published there",
+		shape:  healthOnlyWhereStaged,
+	},
+	{
+		name:   "many-snapshots",
+		clause: "ListSnapshots: next_token \"can be used in a subsequent ListSnapshots call to retrieve the next page\", however many pages",
+		shape:  fixed(manySnapshots(true)),
+	},
 }
 
 // regionsWorld is testdata/world.yaml with a second region.

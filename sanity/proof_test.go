@@ -49,14 +49,14 @@ const (
 	testRestoreOut    = "refuses a restore whose requisite lies entirely outside"
 	testUnconstrained = "restores a snapshot cut without requirements where its accessible_topology says"
 	testAttachLimit   = "honours max_volumes_per_node"
-	testKeys          = "uses only NodeGetInfo's topology keys in snapshot topology"
+	testKeys          = "reports snapshot topology keys NodeGetInfo does not report"
 	testGroup         = "returns each group snapshot member with the group's ID and one accessible_topology"
 
 	testHealthController = "answers ControllerGetVolumeHealth: INVALID_ARGUMENT"
 	testHealthNode       = "answers NodeGetVolumeHealth: INVALID_ARGUMENT"
 	testHealthList       = "pages ControllerListVolumeHealth"
 	testHealthEntries    = "reports each (status, reason) of a volume at most once"
-	testHealthConsistent = "agrees on the node when the controller reports a volume INACCESSIBLE"
+	testHealthConsistent = "reports the health of a volume staged and published on the node"
 )
 
 // notModifiable is what the summary says of the idempotency table's
@@ -67,6 +67,8 @@ const (
 	zoneB   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
 	zonesAB = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-a"}},` +
 		` {"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}}]'`
+	zonesBC = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-b"}},` +
+		` {"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-c"}}]'`
 	zoneC   = `'[{"segments": {"topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": "zone-c"}}]'`
 	region1 = `'[{"segments": {"topology.kubernetes.io/region": "region-1"}}]'`
 )
@@ -198,16 +200,23 @@ regions:
   match: {rpc: CreateVolume, name: "zp-unconstrained-restored*"}
   action: {mutate: {set: {volume.accessible_topology: ` + zoneB + `}}}`},
 	{name: "restore outside the snapshot with a wrong code", fails: testRestoreOut, rules: `
-- name: restore-outside-invalid
+- name: restore-outside-internal
   match: {rpc: CreateVolume, name: "zp-restored*", segment: {topology.kubernetes.io/zone: zone-b}}
-  action: {code: InvalidArgument}`},
+  action: {code: Internal}`},
+	{name: "restore outside the snapshot refused with INVALID_ARGUMENT (Source incompatible: allowed, reported)", says: "WARN [rule:restore] choice the spec leaves open: restore outside the snapshot: INVALID_ARGUMENT",
+		intercept: fixed(restoreRefusedWith(codes.InvalidArgument))},
+	{name: "restore outside the snapshot refused with INTERNAL", fails: testRestoreOut, intercept: fixed(restoreRefusedWith(codes.Internal))},
+	{name: "regional restore accessible from two zones, neither in its requisite", fails: testRestoreIn, rules: `
+- name: restore-in-two-other-zones
+  match: {rpc: CreateVolume, name: "zp-restored*"}
+  action: {mutate: {set: {volume.accessible_topology: ` + zonesBC + `}}}`},
 	{name: "attach limit ignored", fails: testAttachLimit,
 		config: func(c *zpsanity.Config, _ string) { c.AttachLimit = 0 }, rules: `
 - name: report-a-lower-limit
   match: {rpc: NodeGetInfo}
   action: {mutate: {set: {max_volumes_per_node: 2}}}`},
 	{name: "an unpublish that makes no room", fails: testAttachLimit, intercept: fixed(keepFirstUnpublish())},
-	{name: "snapshot keys the node lacks", fails: testKeys, rules: `
+	{name: "snapshot keys NodeGetInfo omits (a node label set otherwise may match: reported)", says: "WARN [rule:topology-keys] choice the spec leaves open: snapshot key not reported by NodeGetInfo", rules: `
 - name: node-without-region
   match: {rpc: NodeGetInfo}
   action: {mutate: {set: {accessible_topology: '{"segments": {"topology.kubernetes.io/zone": "zone-a"}}'}}}`},
@@ -217,7 +226,9 @@ regions:
 	{name: "health list ignores max_entries", fails: testHealthList, intercept: fixed(listHealthUnpaged)},
 	{name: "health list accepts a foreign starting_token", fails: testHealthList, intercept: fixed(listHealthAnyToken)},
 	{name: "health entries repeated", fails: testHealthEntries, intercept: fixed(repeatHealthEntries)},
-	{name: "node healthy while the controller says INACCESSIBLE", fails: testHealthConsistent, rules: `
+	{name: "node health NOT_FOUND for a volume staged and published on it", fails: testHealthConsistent, intercept: fixed(nodeHealthNotFound)},
+	{name: "a snapshot missing from a list of over 10,000", fails: testConsistent, alsoFails: testGroup, intercept: fixed(manySnapshots(false))},
+	{name: "node healthy while the controller says INACCESSIBLE (the CO MAY interpret: reported)", says: "WARN [rule:health-consistent] choice the spec leaves open: node does not echo INACCESSIBLE", rules: `
 - name: node-sees-no-outage
   match: {rpc: NodeGetVolumeHealth}
   action: {mutate: {clear: [volume_health.health_statuses]}}`},
@@ -458,19 +469,29 @@ func listWithoutTopology(ctx context.Context, req any, _ *grpc.UnaryServerInfo, 
 }
 
 // keepFirstUnpublish plays a driver whose first ControllerUnpublishVolume
-// answers OK and detaches nothing: the attach-limit test's unpublish, the
-// only one before cleanup, makes no room.
+// of an attach-limit test volume (zp-limit-*) answers OK and detaches
+// nothing: the test's unpublish, the only one before cleanup, makes no
+// room. Other tests' unpublishes (the health test publishes too) pass.
 func keepFirstUnpublish() grpc.UnaryServerInterceptor {
-	var once sync.Once
+	var mu sync.Mutex
+	limitVolumes, kept := map[string]bool{}, false
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		kept := false
-		if _, ok := req.(*csi.ControllerUnpublishVolumeRequest); ok {
-			once.Do(func() { kept = true })
+		if r, ok := req.(*csi.ControllerUnpublishVolumeRequest); ok {
+			mu.Lock()
+			keep := !kept && limitVolumes[r.GetVolumeId()]
+			kept = kept || keep
+			mu.Unlock()
+			if keep {
+				return &csi.ControllerUnpublishVolumeResponse{}, nil
+			}
 		}
-		if kept {
-			return &csi.ControllerUnpublishVolumeResponse{}, nil
+		resp, err := handler(ctx, req)
+		if r, ok := req.(*csi.CreateVolumeRequest); ok && err == nil && strings.HasPrefix(r.GetName(), "zp-limit-") {
+			mu.Lock()
+			limitVolumes[resp.(*csi.CreateVolumeResponse).GetVolume().GetVolumeId()] = true
+			mu.Unlock()
 		}
-		return handler(ctx, req)
+		return resp, err
 	}
 }
 

@@ -81,6 +81,43 @@ func within(got, allowed []*csi.Topology) error {
 	return nil
 }
 
+// placedIn checks a volume's accessible_topology got against a requisite
+// it was created for, by what TopologyRequirement.requisite makes a MUST:
+// "the provisioned volume MUST be accessible from at least one of the
+// requisite topologies". A segment of got counts when it meets one of
+// requisite (meets): {region} is accessible from a zone of its region,
+// and a volume segment carrying fewer keys than the requisite (EBS-style:
+// the node's vendor zone, topology.kubernetes.io/zone and OS keys in the
+// requisite, only topology.kubernetes.io/zone on the volume) is
+// accessible from it when every key it does carry agrees. Segments beyond
+// the requisite are the x > n case, "the SP ... MAY choose the remaining
+// x-n unique topologies from the list of all possible topologies"
+// (regional volumes, replicated arrays): a segment meeting no requisite
+// segment is allowed beside one that does, and reported as a WARN naming
+// what was seen. An empty got says the volume is accessible from
+// everywhere (Volume.accessible_topology: "the CO MAY assume the volume
+// is equally accessible from all nodes in the cluster"), which meets any
+// requisite and is reported the same way.
+func placedIn(what string, got, requisite []*csi.Topology) error {
+	if len(got) > 0 && !meetsAny(got, requisite) {
+		return fmt.Errorf("%s accessible from %s, none of it in the requisite %s", what, formatAll(got), formatAll(requisite))
+	}
+	beyond := slices.ContainsFunc(got, func(g *csi.Topology) bool { return !meetsAny([]*csi.Topology{g}, requisite) })
+	if len(got) == 0 || beyond {
+		warn(mayUsed, "volume accessible beyond requisite", fmt.Sprintf("%s for requisite %s accessible from %s (TopologyRequirement x > n: the SP MAY choose the remaining x-n topologies)", what, formatAll(requisite), accessibleText(got)))
+	}
+	return nil
+}
+
+// accessibleText describes where a volume with accessible_topology topo
+// is accessible from.
+func accessibleText(topo []*csi.Topology) string {
+	if len(topo) == 0 {
+		return "everywhere (no accessible_topology)"
+	}
+	return formatAll(topo)
+}
+
 // sameSegments compares topologies as sets: the spec gives no order.
 func sameSegments(a, b []*csi.Topology) bool {
 	return formatAll(a) == formatAll(b)
