@@ -47,6 +47,10 @@ type Config struct {
 	// AttachLimit is the max_volumes_per_node NodeGetInfo must report;
 	// 0 accepts any positive value.
 	AttachLimit int64 `json:"attachLimit,omitempty"`
+	// AttachLimitCeiling is the largest max_volumes_per_node the
+	// attach-limit test fills (it creates one volume more); above it the
+	// test skips saying so. 0: DefaultAttachLimitCeiling.
+	AttachLimitCeiling int64 `json:"attachLimitCeiling,omitempty"`
 	// WideSnapshotParameters are CreateSnapshot parameters with which the
 	// driver makes a snapshot usable from every segment of a requisite of
 	// two (a regional or replicated snapshot), added to the test snapshot
@@ -112,6 +116,9 @@ func (c Config) Validate() error {
 	if c.AttachLimit < 0 {
 		return fmt.Errorf("attachLimit must not be negative")
 	}
+	if c.AttachLimitCeiling < 0 {
+		return fmt.Errorf("attachLimitCeiling must not be negative")
+	}
 	if (c.OutageCommand == "") != (c.RecoverCommand == "") {
 		return fmt.Errorf("outageCommand and recoverCommand go together")
 	}
@@ -133,6 +140,17 @@ func (c Config) outageTimeout() time.Duration {
 		return 30 * time.Second
 	}
 	return c.OutageTimeout.Duration
+}
+
+// DefaultAttachLimitCeiling covers the attach limits of the common
+// block drivers: EBS and Azure Disk (tens), GCE PD (127), Cinder (256).
+const DefaultAttachLimitCeiling = 256
+
+func (c Config) attachLimitCeiling() int64 {
+	if c.AttachLimitCeiling == 0 {
+		return DefaultAttachLimitCeiling
+	}
+	return c.AttachLimitCeiling
 }
 
 func (c Config) incompatibleCode() (codes.Code, error) {
@@ -165,7 +183,7 @@ type Flags struct {
 	liftTimeout                               time.Duration
 	segments                                  segmentList
 	exhaustAfter                              int
-	attachLimit                               int64
+	attachLimit, attachLimitCeiling           int64
 }
 
 // RegisterFlags adds the zonepath.* flags to fs.
@@ -179,6 +197,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&f.liftTimeout, "zonepath.lift-timeout", 0, "how long to retry after lifting (default 30s)")
 	fs.StringVar(&f.incompatible, "zonepath.incompatible-requirements", "", "code for CreateSnapshot with an existing name and source but a requisite the snapshot lies outside: AlreadyExists (default) or OK")
 	fs.Int64Var(&f.attachLimit, "zonepath.attach-limit", 0, "max_volumes_per_node NodeGetInfo must report (0: any positive value)")
+	fs.Int64Var(&f.attachLimitCeiling, "zonepath.attach-limit-ceiling", 0, fmt.Sprintf("largest max_volumes_per_node the attach-limit test fills, creating that many volumes and one more; above it the test skips (default %d)", DefaultAttachLimitCeiling))
 	fs.StringVar(&f.outage, "zonepath.outage-command", "", "shell command taking the storage of the node's segment down, so its volumes turn unhealthy (volume health tests)")
 	fs.StringVar(&f.recover, "zonepath.recover-command", "", "shell command bringing back what --zonepath.outage-command took down")
 	fs.StringVar(&f.wide, "zonepath.wide-snapshot-parameters", "", "snapshot parameters, key=value,..., with which the driver makes a snapshot usable from every segment of a requisite of two")
@@ -210,6 +229,7 @@ func (f *Flags) Config() (Config, error) {
 	override(&c.LiftTimeout.Duration, f.liftTimeout)
 	override(&c.IncompatibleRequirements, f.incompatible)
 	override(&c.AttachLimit, f.attachLimit)
+	override(&c.AttachLimitCeiling, f.attachLimitCeiling)
 	override(&c.OutageCommand, f.outage)
 	override(&c.RecoverCommand, f.recover)
 	if f.wide != "" {

@@ -17,6 +17,13 @@ func TestFlagsConfig(t *testing.T) {
 			func(c Config) bool { return len(c.Segments) == 2 && c.Segments[1]["z"] == "b" }},
 		{"file then flags override", []string{"--zonepath.config", "testdata/zonepath.yaml", "--zonepath.attach-limit", "7"}, "",
 			func(c Config) bool { return c.AttachLimit == 7 && c.ExhaustAfter == 2 && len(c.Segments) == 2 }},
+		{"attach limit ceiling", []string{"--zonepath.attach-limit-ceiling", "512"}, "",
+			func(c Config) bool { return c.AttachLimitCeiling == 512 && c.attachLimitCeiling() == 512 }},
+		{"attach limit ceiling defaults to 256", nil, "",
+			func(c Config) bool {
+				return c.attachLimitCeiling() == DefaultAttachLimitCeiling && DefaultAttachLimitCeiling == 256
+			}},
+		{"negative attach limit ceiling", []string{"--zonepath.attach-limit-ceiling", "-1"}, "attachLimitCeiling must not be negative", nil},
 		{"wide snapshot parameters", []string{"--zonepath.wide-snapshot-parameters", "example.com/copies=2,example.com/scope=region"}, "",
 			func(c Config) bool {
 				return len(c.WideSnapshotParameters) == 2 && c.WideSnapshotParameters["example.com/copies"] == "2"

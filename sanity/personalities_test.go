@@ -142,6 +142,36 @@ var personalities = []struct {
 		shape:  healthOnlyWhereStaged,
 	},
 	{
+		name: "advisory-attach-limit",
+		clause: "csi.proto NodeGetInfoResponse.max_volumes_per_node: what the CO uses to decide; no MUST binds ControllerPublishVolume to refuse at it " +
+			"(EBS --reserved-volume-attachments, Cinder): the node reports 2, the controller enforces 3",
+		config: func(c *zpsanity.Config, _ string) { c.AttachLimit = 2 },
+		shape:  fixed(reportAttachLimit(2)),
+		says:   []string{"WARN [rule:attach-limit] choice the spec leaves open: publishes beyond max_volumes_per_node", "3 publishes to node sanity-node succeeded, max_volumes_per_node 2"},
+	},
+	{
+		name:   "attach-limit-127",
+		clause: "NodeGetInfoResponse.max_volumes_per_node 127 (GCE PD); ControllerPublishVolume Errors: RESOURCE_EXHAUSTED, Max volumes attached",
+		config: func(c *zpsanity.Config, _ string) { c.AttachLimit = 127 },
+		plugin: func(c *plugin.Config) { c.MaxVolumesPerNode = 127 },
+	},
+	{
+		name:   "attach-limit-256",
+		clause: "NodeGetInfoResponse.max_volumes_per_node 256 (Cinder), the default ceiling of volumes the test creates",
+		config: func(c *zpsanity.Config, _ string) { c.AttachLimit = 256 },
+		plugin: func(c *plugin.Config) { c.MaxVolumesPerNode = 256 },
+	},
+	{
+		// Not a driver's choice but the vendor's: a limit above the
+		// ceiling the test fills skips, saying so, never silently.
+		name:   "attach-limit-above-ceiling",
+		clause: "NodeGetInfoResponse.max_volumes_per_node 127 with attachLimitCeiling 100",
+		config: func(c *zpsanity.Config, _ string) { c.AttachLimit, c.AttachLimitCeiling = 127, 100 },
+		plugin: func(c *plugin.Config) { c.MaxVolumesPerNode = 127 },
+		says:   []string{"max_volumes_per_node 127 is above the ceiling of 100 the test fills", "raise --zonepath.attach-limit-ceiling"},
+		skips:  []string{testAttachLimit},
+	},
+	{
 		name:   "many-snapshots",
 		clause: "ListSnapshots: next_token \"can be used in a subsequent ListSnapshots call to retrieve the next page\", however many pages",
 		shape:  fixed(manySnapshots(true)),

@@ -210,11 +210,16 @@ regions:
 - name: restore-in-two-other-zones
   match: {rpc: CreateVolume, name: "zp-restored*"}
   action: {mutate: {set: {volume.accessible_topology: ` + zonesBC + `}}}`},
-	{name: "attach limit ignored", fails: testAttachLimit,
+	// A node reporting 2 while the driver enforces 3 is no longer a
+	// rule-breaker (issue 32): no MUST binds ControllerPublishVolume to
+	// max_volumes_per_node; personality advisory-attach-limit passes it.
+	{name: "negative max_volumes_per_node (csi.proto: MUST NOT set negative values)", fails: testAttachLimit,
 		config: func(c *zpsanity.Config, _ string) { c.AttachLimit = 0 }, rules: `
-- name: report-a-lower-limit
+- name: report-a-negative-limit
   match: {rpc: NodeGetInfo}
-  action: {mutate: {set: {max_volumes_per_node: 2}}}`},
+  action: {mutate: {set: {max_volumes_per_node: -1}}}`},
+	{name: "the publish past the limit refused with UNAVAILABLE, not RESOURCE_EXHAUSTED", fails: testAttachLimit,
+		intercept: fixed(publishRefusedWith(codes.Unavailable))},
 	{name: "an unpublish that makes no room", fails: testAttachLimit, intercept: fixed(keepFirstUnpublish())},
 	{name: "snapshot keys NodeGetInfo omits (a node label set otherwise may match: reported)", says: "WARN [rule:topology-keys] choice the spec leaves open: snapshot key not reported by NodeGetInfo", rules: `
 - name: node-without-region

@@ -172,3 +172,33 @@ func nodeHealthNotFound(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h
 	}
 	return handler(ctx, req)
 }
+
+// reportAttachLimit plays a node whose NodeGetInfo reports limit as
+// max_volumes_per_node while the controller enforces its own (the
+// driver's, 3 in these tests): an advisory cap.
+func reportAttachLimit(limit int64) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		if r, ok := resp.(*csi.NodeGetInfoResponse); ok && err == nil {
+			r = proto.Clone(r).(*csi.NodeGetInfoResponse)
+			r.MaxVolumesPerNode = limit
+			resp = r
+		}
+		return resp, err
+	}
+}
+
+// publishRefusedWith plays a controller that refuses a publish past the
+// node's limit with code c: anything but RESOURCE_EXHAUSTED breaks
+// spec.md ControllerPublishVolume Errors ("If the conditions defined below
+// are encountered, the plugin MUST return the specified gRPC error code":
+// Max volumes attached, 8 RESOURCE_EXHAUSTED).
+func publishRefusedWith(c codes.Code) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		if _, ok := req.(*csi.ControllerPublishVolumeRequest); ok && status.Code(err) == codes.ResourceExhausted {
+			return nil, status.Error(c, "the node takes no more volumes")
+		}
+		return resp, err
+	}
+}

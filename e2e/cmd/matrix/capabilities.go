@@ -116,7 +116,7 @@ var skipRules = []skipRule{
 	rule(sanitySuite, "zone-outage", `no outageCommand and recoverCommand configured.*`),
 	rule(sanitySuite, "volume-health", `(node )?(GET_VOLUME_HEALTH|LIST_VOLUME_HEALTH) not supported`),
 	rule(sanitySuite, "controller-publish", `PUBLISH_UNPUBLISH_VOLUME not supported.*`),
-	rule(sanitySuite, "attach-limit", `the node reports no max_volumes_per_node|max_volumes_per_node \d+ is too large to fill in a test|`+
+	rule(sanitySuite, "attach-limit", `the node reports no max_volumes_per_node|max_volumes_per_node \d+ is above the ceiling of \d+ the test fills .*|`+
 		`the node took no publish \(.*\): all of max_volumes_per_node \d+ is taken before the test, .*`),
 	// sanity: upstream csi-sanity's.
 	rule(sanitySuite, "snapshot-topology", `SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not supported`),

@@ -87,7 +87,7 @@ func TestClassifyLiteralReasons(t *testing.T) {
 		{sanitySuite, "the node took no publish (rpc error: code = ResourceExhausted desc = full): all of max_volumes_per_node 16 is taken before the test, so an unpublish cannot be shown to make room", "attach-limit"},
 		{sanitySuite, "PUBLISH_UNPUBLISH_VOLUME not supported: the controller attaches nothing", "controller-publish"},
 		{sanitySuite, "the node reports no max_volumes_per_node", "attach-limit"},
-		{sanitySuite, "max_volumes_per_node 4096 is too large to fill in a test", "attach-limit"},
+		{sanitySuite, "max_volumes_per_node 4096 is above the ceiling of 256 the test fills (it creates max_volumes_per_node + 1 volumes): raise --zonepath.attach-limit-ceiling to test it", "attach-limit"},
 		{sanitySuite, "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not supported", "snapshot-topology"},
 		{sanitySuite, "node does not report accessible topology", "volume-topology"},
 		{sanitySuite, "ListSnapshots not supported", "list-snapshots"},
