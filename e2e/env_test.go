@@ -277,23 +277,6 @@ func (e *env) lastEvent(ctx context.Context, object string) string {
 	return fmt.Sprintf("; last event %s %s: %s", last.Type, last.Reason, last.Message)
 }
 
-// expectFirstTry checks that the scheduler placed a pod holding a
-// WaitForFirstConsumer restore right the first time: no Warning event on
-// the claim (provisioning for a node the snapshot cannot serve) and no
-// FailedScheduling on the pod (a volume made elsewhere, then a retry). A
-// pod that lands right only by retries passes where it lands but not here.
-func (e *env) expectFirstTry(ctx context.Context, claim, pod string) {
-	for _, object := range []string{claim, pod} {
-		events, err := e.f.ClientSet.CoreV1().Events(e.ns()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + object})
-		framework.ExpectNoError(err)
-		for _, ev := range events.Items {
-			if ev.Type == v1.EventTypeWarning && !notYetSeen(ev) {
-				framework.Failf("%s: %s %s: the scheduler first chose a node outside the volume's or snapshot's topology", object, ev.Reason, ev.Message)
-			}
-		}
-	}
-}
-
 // notYetSeen is a Warning from a component whose informer had not yet
 // caught up with a claim or StorageClass the spec created just before:
 // the scheduler's FailedScheduling 'persistentvolumeclaim "x" not found',

@@ -79,3 +79,42 @@ func TestNewPodVolumes(t *testing.T) {
 		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
 }
+
+// expectFirstTry tolerates a slow or flaky backend and informer lag, and
+// fails on anything that makes the node be chosen again; scenarios 18 and
+// 20 match the code the sidecar writes, never the driver's words.
+func TestUnitFirstTryTolerated(t *testing.T) {
+	for _, tc := range []struct {
+		typ, reason, message string
+		want                 string // "" is evidence of a node chosen again
+	}{
+		{v1.EventTypeWarning, "ProvisioningFailed", `failed to provision volume with StorageClass "sc": rpc error: code = Unavailable desc = unavailable`, "transient Unavailable, retried on the same node"},
+		{v1.EventTypeWarning, "ProvisioningFailed", `failed to provision volume with StorageClass "sc": rpc error: code = Aborted desc = operation pending`, "transient Aborted, retried on the same node"},
+		{v1.EventTypeWarning, "ProvisioningFailed", `failed to provision volume with StorageClass "sc": rpc error: code = DeadlineExceeded desc = context deadline exceeded`, "transient DeadlineExceeded, retried on the same node"},
+		{v1.EventTypeWarning, "FailedAttachVolume", `AttachVolume.Attach failed for volume "pvc-1" : rpc error: code = Unavailable desc = throttled`, "transient Unavailable, retried on the same node"},
+		{v1.EventTypeWarning, "ProvisioningFailed", `storageclass.storage.k8s.io "sc" not found`, "informer lag"},
+		{v1.EventTypeNormal, "Provisioning", `External provisioner is provisioning volume for claim "ns/c"`, "not a Warning"},
+		// The provisioner gives up on the selected node: a reschedule.
+		{v1.EventTypeWarning, "ProvisioningFailed", `failed to provision volume with StorageClass "sc": rpc error: code = ResourceExhausted desc = resource exhausted`, ""},
+		// A refusal of the node's place is final for that node.
+		{v1.EventTypeWarning, "ProvisioningFailed", `failed to provision volume with StorageClass "sc": rpc error: code = InvalidArgument desc = invalid argument`, ""},
+		{v1.EventTypeWarning, "FailedScheduling", `running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "c"`, ""},
+		// A transient code in a scheduling failure is still a new choice.
+		{v1.EventTypeWarning, "FailedScheduling", `0/8 nodes are available: rpc error: code = Unavailable desc = x`, ""},
+		{v1.EventTypeWarning, "ProvisioningFailed", `failed to provision volume: no code here`, ""},
+	} {
+		ev := v1.Event{Type: tc.typ, Reason: tc.reason, Message: tc.message}
+		if got := tolerated(ev); got != tc.want {
+			t.Errorf("tolerated(%s %q) = %q, want %q", tc.reason, tc.message, got, tc.want)
+		}
+	}
+	for msg, want := range map[string]string{
+		`Failed to create snapshot: failed to take snapshot of the volume pvc-1: "rpc error: code = InvalidArgument desc = invalid argument"`: "InvalidArgument",
+		`failed to provision volume with StorageClass "sc": rpc error: code = Unavailable desc = unavailable`:                                 "Unavailable",
+		`zone zone-b is down`: "",
+	} {
+		if got := rpcCode(msg); got != want {
+			t.Errorf("rpcCode(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}

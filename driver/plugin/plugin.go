@@ -209,7 +209,13 @@ func (p *Plugin) ServeListener(ctx context.Context, lis net.Listener) error {
 // GRPCServer returns a gRPC server with the plugin's services registered,
 // requests logged (secrets stripped) and faults injected.
 func (p *Plugin) GRPCServer() *grpc.Server {
-	interceptors := []grpc.UnaryServerInterceptor{logRequests}
+	var interceptors []grpc.UnaryServerInterceptor
+	if p.cfg.Topology != nil && p.cfg.Topology.TerseErrors {
+		// Outermost: the log keeps the full message, the caller sees
+		// only the code's meaning, injected faults' messages included.
+		interceptors = append(interceptors, terseErrors)
+	}
+	interceptors = append(interceptors, logRequests)
 	if p.cfg.Faults != nil {
 		interceptors = append(interceptors, p.cfg.Faults.UnaryInterceptor())
 	}

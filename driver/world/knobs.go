@@ -34,6 +34,7 @@ func (t *Topology) validateKnobs(f File) error {
 		}
 	}
 	t.Snapshots = f.Snapshots
+	t.TerseErrors = f.TerseErrors
 	switch t.Snapshots.DefaultScope {
 	case "":
 		t.Snapshots.DefaultScope = ScopeZone

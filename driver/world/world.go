@@ -66,6 +66,9 @@ type File struct {
 	// PreattachedVolumesPerNode is how many volumes every node has
 	// attached from the start (a root disk), counted against its limit.
 	PreattachedVolumesPerNode int64 `json:"preattachedVolumesPerNode,omitempty"`
+	// TerseErrors makes every error the driver returns say nothing but
+	// its code's meaning: no zone, no object name, as some drivers do.
+	TerseErrors bool `json:"terseErrors,omitempty"`
 }
 
 // Region is a named group of zones.
@@ -120,6 +123,8 @@ func (z ZoneInfo) ID() string { return z.Region + "/" + z.Name }
 // Topology is a validated topology file.
 type Topology struct {
 	Keys Keys
+	// TerseErrors: error messages carry only the code's meaning.
+	TerseErrors bool
 	// Snapshots has its DefaultScope filled in.
 	Snapshots         Snapshots
 	Zones             []ZoneInfo

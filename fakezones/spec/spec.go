@@ -121,6 +121,7 @@ type DriverTopology struct {
 	Keys                      world.Keys      `json:"keys,omitempty"`
 	Snapshots                 world.Snapshots `json:"snapshots,omitempty"`
 	PreattachedVolumesPerNode int64           `json:"preattachedVolumesPerNode,omitempty"`
+	TerseErrors               bool            `json:"terseErrors,omitempty"`
 }
 
 // ExtraDriver is one more zonepath driver instance.
@@ -425,7 +426,7 @@ func (f File) nodes() []Node {
 // controller can publish to them.
 func (c *Cluster) DriverTopology() world.File {
 	t := c.Driver.Topology
-	f := world.File{MaxVolumesPerNode: c.MaxVolumesPerNode, Keys: t.Keys, Snapshots: t.Snapshots, PreattachedVolumesPerNode: t.PreattachedVolumesPerNode}
+	f := world.File{MaxVolumesPerNode: c.MaxVolumesPerNode, Keys: t.Keys, Snapshots: t.Snapshots, PreattachedVolumesPerNode: t.PreattachedVolumesPerNode, TerseErrors: t.TerseErrors}
 	var racks []string
 	for i := range c.Driver.RacksPerZone {
 		racks = append(racks, RackName(i))
