@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 
@@ -56,6 +57,39 @@ func TestParseKnobs(t *testing.T) {
 			if topo.Snapshots.DefaultScope != tc.wantScope || topo.Snapshots.SourceZoneOnly != tc.wantSourceOnly || topo.PreattachedVolumesPerNode() != tc.wantPreattached {
 				t.Errorf("got scope %q, sourceZoneOnly %t, preattached %d; want %q, %t, %d", topo.Snapshots.DefaultScope, topo.Snapshots.SourceZoneOnly,
 					topo.PreattachedVolumesPerNode(), tc.wantScope, tc.wantSourceOnly, tc.wantPreattached)
+			}
+		})
+	}
+}
+
+// TestParseReadyAfter: snapshots.readyAfter is a duration, absent is 0
+// (ready at once), and a negative or malformed one stops the driver at
+// start naming the field.
+func TestParseReadyAfter(t *testing.T) {
+	const oneZone = "regions:\n- name: r1\n  zones: [{name: a}]\n"
+	tests := []struct {
+		name, doc string
+		want      time.Duration
+		wantErr   string
+	}{
+		{"absent", oneZone, 0, ""},
+		{"twenty seconds", "snapshots: {readyAfter: 20s}\n" + oneZone, 20 * time.Second, ""},
+		{"minutes", "snapshots: {readyAfter: 2m30s}\n" + oneZone, 150 * time.Second, ""},
+		{"negative", "snapshots: {readyAfter: -1s}\n" + oneZone, 0, "snapshots.readyAfter: must not be negative"},
+		{"a number without a unit", "snapshots: {readyAfter: 20}\n" + oneZone, 0, "readyAfter"},
+		{"no unit", "snapshots: {readyAfter: \"20\"}\n" + oneZone, 0, "missing unit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topo, err := world.Parse([]byte(tc.doc))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Parse = %v, want error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || topo.Snapshots.ReadyAfter.Duration != tc.want {
+				t.Fatalf("Parse = %v, readyAfter %v; want %v", err, topo.Snapshots.ReadyAfter.Duration, tc.want)
 			}
 		})
 	}
