@@ -44,15 +44,9 @@ func TestParseKnobs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			topo, err := world.Parse([]byte(tc.doc))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Parse = %v, want error containing %q", err, tc.wantErr)
-				}
+			topo := parseOrRefuse(t, tc.doc, tc.wantErr)
+			if topo == nil {
 				return
-			}
-			if err != nil {
-				t.Fatalf("Parse: %v", err)
 			}
 			if topo.Snapshots.DefaultScope != tc.wantScope || topo.Snapshots.SourceZoneOnly != tc.wantSourceOnly || topo.PreattachedVolumesPerNode() != tc.wantPreattached {
 				t.Errorf("got scope %q, sourceZoneOnly %t, preattached %d; want %q, %t, %d", topo.Snapshots.DefaultScope, topo.Snapshots.SourceZoneOnly,
@@ -81,18 +75,29 @@ func TestParseReadyAfter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			topo, err := world.Parse([]byte(tc.doc))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Parse = %v, want error containing %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || topo.Snapshots.ReadyAfter.Duration != tc.want {
-				t.Fatalf("Parse = %v, readyAfter %v; want %v", err, topo.Snapshots.ReadyAfter.Duration, tc.want)
+			topo := parseOrRefuse(t, tc.doc, tc.wantErr)
+			if topo != nil && topo.Snapshots.ReadyAfter.Duration != tc.want {
+				t.Fatalf("readyAfter %v; want %v", topo.Snapshots.ReadyAfter.Duration, tc.want)
 			}
 		})
 	}
+}
+
+// parseOrRefuse parses doc; with wantErr it checks the refusal names it
+// and returns nil.
+func parseOrRefuse(t *testing.T, doc, wantErr string) *world.Topology {
+	t.Helper()
+	topo, err := world.Parse([]byte(doc))
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("Parse = %v, want error containing %q", err, wantErr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return topo
 }
 
 // TestOmitRegion: under keys.omitRegion the driver's segments carry no
