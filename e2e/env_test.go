@@ -62,8 +62,18 @@ type env struct {
 
 func (e *env) ns() string { return e.f.Namespace.Name }
 
-// timeout bounds a wait for provisioning, snapshotting or scheduling.
+// timeout bounds a wait for provisioning or scheduling: the driver file's
+// ClaimProvision.
 func (e *env) timeout() time.Duration { return e.f.Timeouts.ClaimProvision }
+
+// snapshotTimeout bounds a wait for a VolumeSnapshot or a group snapshot
+// to be ready to use: the driver file's SnapshotCreate (5m by default), as
+// Kubernetes' own snapshot suites wait. A snapshot that uploads (EBS, PD,
+// Azure Disk) reports ready_to_use false for minutes after the cut while
+// the sidecar reissues CreateSnapshot (spec.md CreateSnapshot: "CO SHOULD
+// then reissue the same CreateSnapshotRequest periodically until boolean
+// ready_to_use flips to true"); ClaimProvision says nothing about that.
+func (e *env) snapshotTimeout() time.Duration { return e.f.Timeouts.SnapshotCreate }
 
 // needSnapshotTopology skips unless the driver and the cluster declare
 // snapshot topology end to end.
@@ -294,7 +304,7 @@ func notYetSeen(ev v1.Event) bool {
 // once the snapshot is ready to use.
 func (e *env) snapshot(ctx context.Context, name, claim, class string) *unstructured.Unstructured {
 	e.createSnapshot(ctx, name, claim, class)
-	return e.waitSnapshotReady(ctx, name, e.timeout())
+	return e.waitSnapshotReady(ctx, name, e.snapshotTimeout())
 }
 
 // createSnapshot creates a VolumeSnapshot of a claim.

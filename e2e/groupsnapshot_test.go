@@ -94,7 +94,7 @@ func (e *env) groupSnapshotOf(ctx context.Context, name string, segs []driverext
 		claims = append(claims, claim)
 	}
 	e.createGroupSnapshot(ctx, name, e.groupSnapshotClass(ctx, e.ext.RestrictedSnapshotClassParameters), selector)
-	framework.ExpectNoError(storageutils.WaitForVolumeGroupSnapshotReady(ctx, e.f.DynamicClient, e.ns(), name, poll, e.timeout()),
+	framework.ExpectNoError(storageutils.WaitForVolumeGroupSnapshotReady(ctx, e.f.DynamicClient, e.ns(), name, poll, e.snapshotTimeout()),
 		"VolumeGroupSnapshot %s%s", name, e.lastEvent(ctx, name))
 	bySnapshot := e.groupMembers(ctx, name, len(claims))
 	var out []groupMember
@@ -103,7 +103,7 @@ func (e *env) groupSnapshotOf(ctx context.Context, name string, segs []driverext
 		if !ok {
 			framework.Failf("VolumeGroupSnapshot %s has no member snapshot of claim %s (members by claim: %v)", name, claim, bySnapshot)
 		}
-		out = append(out, groupMember{snapshot: snapshot, claim: claim, seg: segs[i], content: e.waitSnapshotReady(ctx, snapshot, e.timeout())})
+		out = append(out, groupMember{snapshot: snapshot, claim: claim, seg: segs[i], content: e.waitSnapshotReady(ctx, snapshot, e.snapshotTimeout())})
 	}
 	return out
 }

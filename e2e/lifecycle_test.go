@@ -199,7 +199,7 @@ func (e *env) waitSnapshotReadyOrFailed(ctx context.Context, name string) *unstr
 			return nil
 		}
 		return fmt.Errorf("VolumeSnapshotContent %s of %s is neither ready nor failed%s", content.GetName(), name, e.lastEvent(ctx, name))
-	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+	}).WithTimeout(e.snapshotTimeout()).WithPolling(poll).Should(gomega.Succeed())
 	return content
 }
 
@@ -217,7 +217,8 @@ func (e *env) liftTimeout(x *driverext.Exhaustion) time.Duration {
 	if x.LiftTimeout.Duration > 0 {
 		return x.LiftTimeout.Duration
 	}
-	return e.timeout()
+	// The retry after the lift must also become ready to use.
+	return e.snapshotTimeout()
 }
 
 // expectRetried waits until the content has failed at least twice, by
@@ -299,7 +300,7 @@ func (e *env) expectRefusedOutsideSource(ctx context.Context, source, allowed dr
 	// admin's fix, the source's segment allowed too, must let the retry
 	// succeed there, which also lets the cleanup delete it.
 	e.setAllowedTopologies(ctx, class, terms(allowed, source))
-	content = e.waitSnapshotReady(ctx, "s10-snapshot", e.timeout())
+	content = e.waitSnapshotReady(ctx, "s10-snapshot", e.snapshotTimeout())
 	e.expectAccessible(ctx, fmt.Sprintf("VolumeSnapshotContent %s (nodeAffinity %v), once its class also allows %s,", content.GetName(), nodeAffinity(content), source), termsAdmit(nodeAffinity(content)), source)
 }
 
@@ -492,7 +493,7 @@ func defineLifecycle(e *env) {
 			// admin corrects the class and the retry must use it.
 			framework.Logf("the driver answered RESOURCE_EXHAUSTED (retried, not final): %s; correcting the class", msg)
 			e.setAllowedTopologies(ctx, class, terms(seg))
-			e.waitSnapshotReady(ctx, "s18-misspelt", e.timeout())
+			e.waitSnapshotReady(ctx, "s18-misspelt", e.snapshotTimeout())
 		} else {
 			framework.Logf("the driver's answer is final: %s", msg)
 			gomega.Eventually(ctx, func(ctx context.Context) error {

@@ -67,6 +67,10 @@ type Config struct {
 	// OutageTimeout bounds the wait for the controller to report the
 	// segment's volumes INACCESSIBLE after OutageCommand (default 30s).
 	OutageTimeout metav1.Duration `json:"outageTimeout,omitempty"`
+	// ReadyTimeout bounds the wait for a fresh snapshot to become
+	// ready_to_use before a test restores from it (default 5m, the
+	// SnapshotCreate timeout of Kubernetes' e2e framework).
+	ReadyTimeout metav1.Duration `json:"readyTimeout,omitempty"`
 }
 
 var (
@@ -125,6 +129,9 @@ func (c Config) Validate() error {
 	if c.OutageTimeout.Duration < 0 {
 		return fmt.Errorf("outageTimeout must not be negative")
 	}
+	if c.ReadyTimeout.Duration < 0 {
+		return fmt.Errorf("readyTimeout must not be negative")
+	}
 	return nil
 }
 
@@ -151,6 +158,13 @@ func (c Config) attachLimitCeiling() int64 {
 		return DefaultAttachLimitCeiling
 	}
 	return c.AttachLimitCeiling
+}
+
+func (c Config) readyTimeout() time.Duration {
+	if c.ReadyTimeout.Duration == 0 {
+		return 5 * time.Minute
+	}
+	return c.ReadyTimeout.Duration
 }
 
 func (c Config) incompatibleCode() (codes.Code, error) {
@@ -180,7 +194,7 @@ func LoadConfig(path string) (Config, error) {
 type Flags struct {
 	file, exhausted, incompatible, lift, wide string
 	outage, recover                           string
-	liftTimeout                               time.Duration
+	liftTimeout, readyTimeout                 time.Duration
 	segments                                  segmentList
 	exhaustAfter                              int
 	attachLimit, attachLimitCeiling           int64
@@ -195,6 +209,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&f.exhaustAfter, "zonepath.exhaust-after", 0, "snapshots --zonepath.exhausted-segment holds before RESOURCE_EXHAUSTED (0: exhausted from the start)")
 	fs.StringVar(&f.lift, "zonepath.lift-command", "", "shell command lifting the exhaustion of --zonepath.exhausted-segment when --zonepath.exhaust-after is 0")
 	fs.DurationVar(&f.liftTimeout, "zonepath.lift-timeout", 0, "how long to retry after lifting (default 30s)")
+	fs.DurationVar(&f.readyTimeout, "zonepath.ready-timeout", 0, "how long to wait for a fresh snapshot to become ready_to_use before restoring it (default 5m)")
 	fs.StringVar(&f.incompatible, "zonepath.incompatible-requirements", "", "code for CreateSnapshot with an existing name and source but a requisite the snapshot lies outside: AlreadyExists (default) or OK")
 	fs.Int64Var(&f.attachLimit, "zonepath.attach-limit", 0, "max_volumes_per_node NodeGetInfo must report (0: any positive value)")
 	fs.Int64Var(&f.attachLimitCeiling, "zonepath.attach-limit-ceiling", 0, fmt.Sprintf("largest max_volumes_per_node the attach-limit test fills, creating that many volumes and one more; above it the test skips (default %d)", DefaultAttachLimitCeiling))
@@ -227,6 +242,7 @@ func (f *Flags) Config() (Config, error) {
 	override(&c.ExhaustAfter, f.exhaustAfter)
 	override(&c.LiftCommand, f.lift)
 	override(&c.LiftTimeout.Duration, f.liftTimeout)
+	override(&c.ReadyTimeout.Duration, f.readyTimeout)
 	override(&c.IncompatibleRequirements, f.incompatible)
 	override(&c.AttachLimit, f.attachLimit)
 	override(&c.AttachLimitCeiling, f.attachLimitCeiling)

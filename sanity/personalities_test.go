@@ -100,6 +100,13 @@ var personalities = []struct {
 		shape:  fixed(zoneOnly),
 	},
 	{
+		name: "late-ready",
+		clause: "spec.md CreateSnapshot: after the cut a snapshot still processed (uploading) answers ready_to_use false, and the CO " +
+			"\"SHOULD then reissue the same CreateSnapshotRequest periodically until boolean ready_to_use flips to true\"",
+		world: "snapshots: {readyAfter: 2s}\n" + mustRead("testdata/world.yaml"),
+		says:  []string{"is not ready_to_use when CreateSnapshot returns; waiting up to 5m0s"},
+	},
+	{
 		// Not a personality of the matrix: zonepath always lists and gets
 		// snapshots, but a vendor's driver need not.
 		name: "no-list-get-snapshots",

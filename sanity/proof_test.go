@@ -183,6 +183,15 @@ regions:
 - name: unknown-zone-volume-internal
   match: {rpc: CreateVolume, name: "zp-volume-new-unknown-requisite*"}
   action: {code: Internal}`},
+	// A snapshot that never becomes ready_to_use cannot be restored
+	// (csi.proto Snapshot.ready_to_use: "ready to use as a
+	// volume_content_source"): the restore test waits readyTimeout, then
+	// fails saying so.
+	{name: "snapshot never ready_to_use", fails: testUnconstrained, says: "did not become ready_to_use within 2s",
+		config: func(c *zpsanity.Config, _ string) { c.ReadyTimeout.Duration = 2 * time.Second }, rules: `
+- name: never-ready
+  match: {rpc: CreateSnapshot, name: "zp-unconstrained*"}
+  action: {mutate: {set: {snapshot.ready_to_use: false}}}`},
 	{name: "restore placed outside the snapshot", fails: testRestoreIn, rules: `
 - name: restore-elsewhere
   match: {rpc: CreateVolume, name: "zp-restored*"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
@@ -20,7 +21,7 @@ var _ = describe("Restore from a topology-constrained snapshot [zonepath]", []fu
 		vol := s.volume("zp-restore-source", seg)
 		Expect(placedIn("source volume", vol.GetAccessibleTopology(), []*csi.Topology{seg})).To(Succeed(), "source volume placed outside its requisite")
 		req := s.snapshotRequest("zp-restore-snapshot", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: []*csi.Topology{seg}})
-		return s.r.MustCreateSnapshot(ctx, req).GetSnapshot()
+		return s.readySnapshot(req)
 	}
 	// restoreRequest restores snap, within requisite when one is given.
 	restoreRequest := func(name string, snap *csi.Snapshot, requisite []*csi.Topology) *csi.CreateVolumeRequest {
@@ -104,7 +105,7 @@ var _ = describe("Restore from a topology-constrained snapshot [zonepath]", []fu
 	It("restores a snapshot cut without requirements where its accessible_topology says, also without requirements (csi.proto Snapshot.accessible_topology: where volumes created from the snapshot are accessible)", ruleRestore, func() {
 		segs := s.needSegments(1)
 		vol := s.volume("zp-unconstrained-source", segs[0])
-		snap := s.r.MustCreateSnapshot(ctx, s.snapshotRequest("zp-unconstrained", vol.GetVolumeId(), nil)).GetSnapshot()
+		snap := s.readySnapshot(s.snapshotRequest("zp-unconstrained", vol.GetVolumeId(), nil))
 		restored := s.r.MustCreateVolume(ctx, restoreRequest("zp-unconstrained-restored", snap, nil)).GetVolume()
 		if topo := snap.GetAccessibleTopology(); len(topo) > 0 {
 			Expect(placedIn("restore without requirements (held to the snapshot's accessible_topology)", restored.GetAccessibleTopology(), topo)).To(Succeed(), "restore without requirements placed outside the snapshot's accessible_topology")
@@ -112,3 +113,32 @@ var _ = describe("Restore from a topology-constrained snapshot [zonepath]", []fu
 		restoresWhereClaimed("zp-unconstrained-into", snap)
 	})
 })
+
+// readySnapshot cuts a snapshot and waits until it is ready_to_use, as a
+// CO does before restoring it: a snapshot that uploads (EBS, PD, Azure
+// Disk) answers ready_to_use false at first, and csi.proto
+// Snapshot.ready_to_use says whether it is "ready to use as a
+// volume_content_source". The wait reissues the same CreateSnapshot, the
+// spec's way ("CO SHOULD then reissue the same CreateSnapshotRequest
+// periodically until boolean ready_to_use flips to true", spec.md
+// CreateSnapshot), as upstream csi-sanity's restore test does; so it needs
+// neither GET_SNAPSHOT nor LIST_SNAPSHOTS. A snapshot not ready within
+// readyTimeout fails the test saying so.
+func (s *suite) readySnapshot(req *csi.CreateSnapshotRequest) *csi.Snapshot {
+	ctx := context.Background()
+	snap := s.r.MustCreateSnapshot(ctx, req).GetSnapshot()
+	if snap.GetReadyToUse() {
+		return snap
+	}
+	timeout := config().readyTimeout()
+	warn(choiceMade, "ready", fmt.Sprintf("snapshot %s is not ready_to_use when CreateSnapshot returns; waiting up to %s", snap.GetSnapshotId(), timeout))
+	Eventually(func(g Gomega) {
+		resp, err := s.r.CreateSnapshot(ctx, req)
+		g.Expect(err).NotTo(HaveOccurred(), "CreateSnapshot reissued while waiting for ready_to_use")
+		g.Expect(resp.GetSnapshot().GetSnapshotId()).To(Equal(snap.GetSnapshotId()), "CreateSnapshot reissued while waiting for ready_to_use returned another snapshot")
+		snap = resp.GetSnapshot()
+		g.Expect(snap.GetReadyToUse()).To(BeTrue(), "snapshot %s ready_to_use", snap.GetSnapshotId())
+	}).WithTimeout(timeout).WithPolling(time.Second).Should(Succeed(),
+		"snapshot %s did not become ready_to_use within %s (--zonepath.ready-timeout), so it cannot be restored", snap.GetSnapshotId(), timeout)
+	return snap
+}

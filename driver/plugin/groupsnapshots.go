@@ -237,7 +237,12 @@ func (p *Plugin) csiGroup(g *state.Group) (*csi.VolumeGroupSnapshot, error) {
 		if s == nil {
 			return nil, status.Errorf(codes.Internal, "group snapshot %s lost its member snapshot %s", g.ID, id)
 		}
-		out.Snapshots = append(out.Snapshots, p.csiSnapshot(s))
+		member := p.csiSnapshot(s)
+		// csi.proto VolumeGroupSnapshot.ready_to_use: "If any snapshot
+		// in the list ... has ready_to_use set to false, the SP MUST set
+		// this field to false."
+		out.ReadyToUse = out.ReadyToUse && member.GetReadyToUse()
+		out.Snapshots = append(out.Snapshots, member)
 	}
 	return out, nil
 }

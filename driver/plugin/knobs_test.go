@@ -2,9 +2,12 @@ package plugin_test
 
 import (
 	"context"
+	"io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -220,3 +223,118 @@ func TestRacksReported(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestSnapshotReadyAfter: with snapshots.readyAfter a snapshot and its
+// group are ready_to_use only that long after the cut, in every answer
+// (spec.md "The ready_to_use Parameter": it "SHALL be false" while the
+// snapshot is processed; ListSnapshots: "Snapshots which were recently
+// created and not yet ready to use must be retrievable"; csi.proto
+// VolumeGroupSnapshot.ready_to_use: false if any member's is), also after
+// a restart; and a restore from a snapshot not ready yet is UNAVAILABLE,
+// a code the caller retries, with no data written.
+func TestSnapshotReadyAfter(t *testing.T) {
+	tests := []struct {
+		name       string
+		readyAfter string
+		restart    bool
+		wait       time.Duration
+		wantReady  bool
+	}{
+		{"no setting: ready at once", "", false, 0, true},
+		{"an hour: not ready", "1h", false, 0, false},
+		{"an hour: still not ready after a restart", "1h", true, 0, false},
+		{"ready once the time has passed", "300ms", false, 400 * time.Millisecond, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := drivertest.World("")
+			if tt.readyAfter != "" {
+				doc = "snapshots: {readyAfter: " + tt.readyAfter + "}\n" + doc
+			}
+			d := drivertest.Start(t, drivertest.Options{World: doc})
+			c := newCSIClient(t, d)
+			src := c.mustCreateVolume(drivertest.VolumeRequest("ready-src", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")}))
+			snap := c.mustCreateSnapshot("ready-snap", src.GetVolumeId(), nil)
+			group, err := csi.NewGroupControllerClient(d.Conn(t)).CreateVolumeGroupSnapshot(context.Background(),
+				&csi.CreateVolumeGroupSnapshotRequest{Name: "ready-group", SourceVolumeIds: []string{src.GetVolumeId()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.restart {
+				d.Restart(t)
+				c = newCSIClient(t, d)
+			}
+			time.Sleep(tt.wait)
+			for what, ready := range readyAnswers(t, d, c, snap, group.GetGroupSnapshot().GetGroupSnapshotId()) {
+				if ready != tt.wantReady {
+					t.Errorf("%s: ready_to_use = %v, want %v", what, ready, tt.wantReady)
+				}
+			}
+			before := filesUnder(t, d.Config.DataDir)
+			req := drivertest.VolumeRequest("ready-restore", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")})
+			req.VolumeContentSource = drivertest.FromSnapshot(snap.GetSnapshotId())
+			_, err = c.CreateVolume(context.Background(), req)
+			if tt.wantReady {
+				if err != nil {
+					t.Fatalf("restore from a ready snapshot: %v", err)
+				}
+				return
+			}
+			if codeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), "not ready_to_use") {
+				t.Fatalf("restore from a snapshot not ready: %v, want UNAVAILABLE saying it is not ready_to_use", err)
+			}
+			if after := filesUnder(t, d.Config.DataDir); after != before {
+				t.Fatalf("a refused restore changed the data directory: %d files before, %d after", before, after)
+			}
+		})
+	}
+}
+
+// readyAnswers is ready_to_use of a snapshot and its group as every RPC
+// reporting them answers.
+func readyAnswers(t *testing.T, d *drivertest.Driver, c *client, snap *csi.Snapshot, groupID string) map[string]bool {
+	t.Helper()
+	ctx := context.Background()
+	snapID := snap.GetSnapshotId()
+	again, err := c.CreateSnapshot(ctx, drivertest.SnapshotRequest("ready-snap", snap.GetSourceVolumeId(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{"repeated CreateSnapshot": again.GetSnapshot().GetReadyToUse()}
+	all, err := c.ListSnapshots(ctx, &csi.ListSnapshotsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range all.GetEntries() {
+		got["ListSnapshots entry "+e.GetSnapshot().GetSnapshotId()] = e.GetSnapshot().GetReadyToUse()
+	}
+	get, err := c.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: snapID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got["GetSnapshot"] = get.GetSnapshot().GetReadyToUse()
+	byID, err := c.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: snapID})
+	if err != nil || len(byID.GetEntries()) != 1 {
+		t.Fatalf("ListSnapshots by ID: %v, %v", byID, err)
+	}
+	got["ListSnapshots by ID"] = byID.GetEntries()[0].GetSnapshot().GetReadyToUse()
+	g, err := csi.NewGroupControllerClient(d.Conn(t)).GetVolumeGroupSnapshot(ctx, &csi.GetVolumeGroupSnapshotRequest{GroupSnapshotId: groupID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got["GetVolumeGroupSnapshot"] = g.GetGroupSnapshot().GetReadyToUse()
+	for _, m := range g.GetGroupSnapshot().GetSnapshots() {
+		got["group member "+m.GetSnapshotId()] = m.GetReadyToUse()
+	}
+	return got
+}
+
+// filesUnder counts the files and directories under dir.
+func filesUnder(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	if err := filepath.WalkDir(dir, func(string, fs.DirEntry, error) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

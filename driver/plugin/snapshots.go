@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -168,12 +169,38 @@ func (p *Plugin) checkSameSnapshot(s *state.Snapshot, spec *snapshotSpec) error 
 func (p *Plugin) csiSnapshot(s *state.Snapshot) *csi.Snapshot {
 	out := &csi.Snapshot{
 		SnapshotId: s.ID, SourceVolumeId: s.SourceVolume, SizeBytes: s.SizeBytes,
-		CreationTime: timestamppb.New(s.Created), ReadyToUse: true, GroupSnapshotId: s.Group,
+		CreationTime: timestamppb.New(s.Created), ReadyToUse: p.snapshotReady(s), GroupSnapshotId: s.Group,
 	}
 	if p.snapshotAccessibility() {
 		out.AccessibleTopology = p.snapshotSegments(s)
 	}
 	return out
+}
+
+// snapshotReady: a snapshot is ready_to_use snapshots.readyAfter after it
+// was cut, as one a cloud still uploads ("ready_to_use SHALL be false"
+// while the snapshot is processed, spec.md "The ready_to_use Parameter").
+// It is derived from the durable creation time, so a restarted driver
+// answers the same.
+func (p *Plugin) snapshotReady(s *state.Snapshot) bool {
+	return !time.Now().Before(s.Created.Add(p.topo.Snapshots.ReadyAfter.Duration))
+}
+
+// checkSnapshotReady refuses to restore a snapshot that is not
+// ready_to_use (csi.proto Snapshot.ready_to_use: "ready to use as a
+// volume_content_source"), before any data is read. The CreateVolume
+// error table has no row for it; it is UNAVAILABLE, gRPC's code for "a
+// transient condition, which can be corrected by retrying with a
+// backoff", which the state becomes by itself. FAILED_PRECONDITION would
+// tell the caller not to retry "until the system state has been
+// explicitly fixed".
+func (p *Plugin) checkSnapshotReady(s *state.Snapshot) error {
+	if p.snapshotReady(s) {
+		return nil
+	}
+	ready := s.Created.Add(p.topo.Snapshots.ReadyAfter.Duration)
+	return status.Errorf(codes.Unavailable, "source snapshot %s is not ready_to_use yet (it will be in %s): retry later",
+		s.ID, time.Until(ready).Round(time.Second))
 }
 
 // DeleteSnapshot implements csi.ControllerServer; an unknown snapshot is

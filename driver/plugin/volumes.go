@@ -89,7 +89,8 @@ func (p *Plugin) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 // checkSource fails early, before any data is copied, when the content
 // source is unknown (spec: CreateVolume Errors, "Source does not exist"),
 // of the other access type ("Source incompatible or not supported"),
-// larger than the new volume ("Unsupported capacity_range"), in a zone
+// larger than the new volume ("Unsupported capacity_range"), a snapshot
+// not ready_to_use yet (checkSnapshotReady), in a zone
 // that is down, or allowing only zones that are down (sourcePlaceable): a
 // refused request copies nothing. The store update checks existence and a clone's
 // size again, authoritatively, since a source volume can grow meanwhile;
@@ -100,6 +101,9 @@ func (p *Plugin) checkSource(spec *volumeSpec) error {
 		snap := p.store.Snapshot(spec.sourceSnapshot)
 		if snap == nil {
 			return status.Errorf(codes.NotFound, "source snapshot %s does not exist", spec.sourceSnapshot)
+		}
+		if err := p.checkSnapshotReady(snap); err != nil {
+			return err
 		}
 		if err := checkSourceFits(snap.SizeBytes, spec.size, p.snapshotIsBlock(snap), spec.block, "snapshot", snap.ID); err != nil {
 			return err

@@ -2,6 +2,8 @@ package world
 
 import (
 	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Snapshot scopes: where a snapshot is usable from.
@@ -23,6 +25,10 @@ type Snapshots struct {
 	// SourceZoneOnly: a snapshot is cut only in its source volume's zone,
 	// in one copy; a requisite without that zone is RESOURCE_EXHAUSTED.
 	SourceZoneOnly bool `json:"sourceZoneOnly,omitempty"`
+	// ReadyAfter is how long after it is cut a snapshot (and a group
+	// snapshot) becomes ready_to_use, as a cloud snapshot that uploads
+	// (spec.md "The ready_to_use Parameter"); 0: at once.
+	ReadyAfter metav1.Duration `json:"readyAfter,omitempty"`
 }
 
 // validateKnobs checks the settings that make the driver play another
@@ -35,6 +41,9 @@ func (t *Topology) validateKnobs(f File) error {
 	}
 	t.Snapshots = f.Snapshots
 	t.TerseErrors = f.TerseErrors
+	if t.Snapshots.ReadyAfter.Duration < 0 {
+		return fmt.Errorf("snapshots.readyAfter: must not be negative, got %s", t.Snapshots.ReadyAfter.Duration)
+	}
 	switch t.Snapshots.DefaultScope {
 	case "":
 		t.Snapshots.DefaultScope = ScopeZone

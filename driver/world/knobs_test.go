@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 
@@ -43,15 +44,9 @@ func TestParseKnobs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			topo, err := world.Parse([]byte(tc.doc))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Parse = %v, want error containing %q", err, tc.wantErr)
-				}
+			topo := parseOrRefuse(t, tc.doc, tc.wantErr)
+			if topo == nil {
 				return
-			}
-			if err != nil {
-				t.Fatalf("Parse: %v", err)
 			}
 			if topo.Snapshots.DefaultScope != tc.wantScope || topo.Snapshots.SourceZoneOnly != tc.wantSourceOnly || topo.PreattachedVolumesPerNode() != tc.wantPreattached {
 				t.Errorf("got scope %q, sourceZoneOnly %t, preattached %d; want %q, %t, %d", topo.Snapshots.DefaultScope, topo.Snapshots.SourceZoneOnly,
@@ -59,6 +54,50 @@ func TestParseKnobs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseReadyAfter: snapshots.readyAfter is a duration, absent is 0
+// (ready at once), and a negative or malformed one stops the driver at
+// start naming the field.
+func TestParseReadyAfter(t *testing.T) {
+	const oneZone = "regions:\n- name: r1\n  zones: [{name: a}]\n"
+	tests := []struct {
+		name, doc string
+		want      time.Duration
+		wantErr   string
+	}{
+		{"absent", oneZone, 0, ""},
+		{"twenty seconds", "snapshots: {readyAfter: 20s}\n" + oneZone, 20 * time.Second, ""},
+		{"minutes", "snapshots: {readyAfter: 2m30s}\n" + oneZone, 150 * time.Second, ""},
+		{"negative", "snapshots: {readyAfter: -1s}\n" + oneZone, 0, "snapshots.readyAfter: must not be negative"},
+		{"a number without a unit", "snapshots: {readyAfter: 20}\n" + oneZone, 0, "readyAfter"},
+		{"no unit", "snapshots: {readyAfter: \"20\"}\n" + oneZone, 0, "missing unit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topo := parseOrRefuse(t, tc.doc, tc.wantErr)
+			if topo != nil && topo.Snapshots.ReadyAfter.Duration != tc.want {
+				t.Fatalf("readyAfter %v; want %v", topo.Snapshots.ReadyAfter.Duration, tc.want)
+			}
+		})
+	}
+}
+
+// parseOrRefuse parses doc; with wantErr it checks the refusal names it
+// and returns nil.
+func parseOrRefuse(t *testing.T, doc, wantErr string) *world.Topology {
+	t.Helper()
+	topo, err := world.Parse([]byte(doc))
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("Parse = %v, want error containing %q", err, wantErr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return topo
 }
 
 // TestOmitRegion: under keys.omitRegion the driver's segments carry no

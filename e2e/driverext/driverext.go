@@ -91,7 +91,7 @@ type Exhaustion struct {
 	// 0), for example by raising a quota.
 	LiftCommand string `json:"liftCommand,omitempty"`
 	// LiftTimeout bounds the wait for the snapshot to become ready after
-	// the lift; default the driver file's Timeouts.ClaimProvision.
+	// the lift; default the driver file's Timeouts.SnapshotCreate.
 	LiftTimeout metav1.Duration `json:"liftTimeout,omitempty"`
 }
 
