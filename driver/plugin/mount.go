@@ -25,8 +25,21 @@ func (b bindMounter) bind(source, target string, readonly bool) error {
 	if readonly {
 		opts = append(opts, "ro")
 	}
+	var err error
+	first := false
+	firstMount.Do(func() { first, err = true, b.m.Mount(source, target, "", opts) })
+	if first {
+		return err
+	}
 	return b.m.Mount(source, target, "", opts)
 }
+
+// firstMount runs the process mounter's first Mount alone: mount-utils'
+// Mounter learns whether systemd runs on its first Mount and caches that
+// in a field without a lock (Mounter.hasSystemd), so concurrent first
+// mounts (node plugins staging at once, the race detector saw it) race on
+// it; every later Mount only reads it.
+var firstMount sync.Once
 
 // unmount undoes one bind mount; removing the mount point is the
 // caller's decision, since it may not be the driver's to remove.
