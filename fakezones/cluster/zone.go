@@ -89,6 +89,9 @@ func setOutageRule(ctx context.Context, dir, zone string, down bool, out io.Writ
 	if err != nil {
 		return nil, world.ZoneInfo{}, err
 	}
+	// Counted before the edit: a reload that comes between the edit and
+	// the count would otherwise be missed, and the wait would time out.
+	waitReload := reloadWaiter((&workDir{dir: dir}).log("zonepath-controller"), out)
 	changed, err := editOutageRules(path, z.ID(), seg, down)
 	if err != nil {
 		return nil, world.ZoneInfo{}, err
@@ -99,7 +102,7 @@ func setOutageRule(ctx context.Context, dir, zone string, down bool, out io.Writ
 		return s, z, nil
 	}
 	fmt.Fprintf(out, "zone %s: %s the outage rule in %s\n", z.ID(), map[bool]string{true: "wrote", false: "removed"}[down], path)
-	return s, z, waitReload(ctx, (&workDir{dir: dir}).log("zonepath-controller"), out)
+	return s, z, waitReload(ctx)
 }
 
 // runningState is the state of a running cluster whose controller runs.
@@ -205,22 +208,25 @@ func editOutageRules(path, zoneID string, seg map[string]string, down bool) (boo
 // (faults.Injector.Watch).
 const reloadLine = "Reloaded fault rules"
 
-// waitReload waits until the controller's log shows one more reload than
-// when called, so that the rules are in force when zone down returns.
-func waitReload(ctx context.Context, logPath string, out io.Writer) error {
+// reloadWaiter counts the reloads in the controller's log now and returns
+// a wait until the log shows one more, so that the rules are in force
+// when zone down returns.
+func reloadWaiter(logPath string, out io.Writer) func(context.Context) error {
 	count := func() int {
 		data, _ := os.ReadFile(logPath)
 		return strings.Count(string(data), reloadLine)
 	}
 	before := count()
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return count() > before, nil
-	})
-	if err != nil {
-		return fmt.Errorf("the zonepath controller did not re-read its fault rules within 30s (see %s): %w", logPath, err)
+	return func(ctx context.Context) error {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return count() > before, nil
+		})
+		if err != nil {
+			return fmt.Errorf("the zonepath controller did not re-read its fault rules within 30s (see %s): %w", logPath, err)
+		}
+		fmt.Fprintln(out, "zonepath controller: re-read its fault rules")
+		return nil
 	}
-	fmt.Fprintln(out, "zonepath controller: re-read its fault rules")
-	return nil
 }
 
 // zoneNodes are the cluster's nodes in zone z.
