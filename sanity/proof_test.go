@@ -516,7 +516,7 @@ type result struct {
 
 func (r result) failedMatching() []string {
 	var out []string
-	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testPreferred, testConsistent, testExhausted, testIdempotent,
+	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testElsewhere, testPreferred, testConsistent, testExhausted, testIdempotent,
 		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys, testGroup,
 		testHealthController, testHealthNode, testHealthList, testHealthEntries, testHealthConsistent} {
 		for _, f := range r.failures {
