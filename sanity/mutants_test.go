@@ -86,6 +86,22 @@ var mutants = []struct {
 		plugin:    func(c *plugin.Config) { c.MaxVolumesPerNode = 127 },
 		intercept: fixed(keepFirstUnpublish()),
 	},
+	// The checks of volume health existed; these prove two clauses no
+	// proof broke (SPEC-MAP.md VH-3, VH-7).
+	{
+		name: "health-list-drops-a-volume",
+		must: "ControllerListVolumeHealth: \"The Plugin SHALL return the health information about all the volumes that it knows about\"; " +
+			"the first page of every walk leaves out its first entry",
+		rule: "health-list", fails: testHealthList,
+		intercept: fixed(dropFirstHealthEntry),
+	},
+	{
+		name: "health-list-without-next-token",
+		must: "ControllerListVolumeHealthRequest.max_entries: \"the Plugin MUST set next_token in the response\" when more entries follow; " +
+			"the driver pages but never says more follow",
+		rule: "health-list", fails: testHealthList,
+		intercept: fixed(healthWithoutNextToken),
+	},
 }
 
 // noExhaustion configures no exhausted segment: what sanity checks of
@@ -177,4 +193,29 @@ func existingForAnyRequirement() grpc.UnaryServerInterceptor {
 		}
 		return resp, err
 	}
+}
+
+// dropFirstHealthEntry plays a driver whose ControllerListVolumeHealth
+// leaves the first entry of a walk's first page out.
+func dropFirstHealthEntry(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	r, ok := req.(*csi.ControllerListVolumeHealthRequest)
+	if list, isList := resp.(*csi.ControllerListVolumeHealthResponse); ok && isList && err == nil && r.GetStartingToken() == "" && len(list.GetEntries()) > 0 {
+		list = proto.Clone(list).(*csi.ControllerListVolumeHealthResponse)
+		list.Entries = list.Entries[1:]
+		resp = list
+	}
+	return resp, err
+}
+
+// healthWithoutNextToken plays a driver whose ControllerListVolumeHealth
+// honours max_entries but never returns a next_token.
+func healthWithoutNextToken(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if list, ok := resp.(*csi.ControllerListVolumeHealthResponse); ok && err == nil {
+		list = proto.Clone(list).(*csi.ControllerListVolumeHealthResponse)
+		list.NextToken = ""
+		resp = list
+	}
+	return resp, err
 }
