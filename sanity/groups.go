@@ -27,7 +27,7 @@ func (s *suite) needGroupSnapshots() {
 }
 
 var _ = describe("Group snapshot topology [zonepath]", []func(*suite){(*suite).needSnapshots, (*suite).needGroupSnapshots}, func(s *suite) {
-	It("returns each group snapshot member with the group's ID and one accessible_topology, the same in ListSnapshots and GetSnapshot (csi.proto Snapshot.group_snapshot_id: \"MUST be the same as the group_snapshot_id\"; accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)", ruleGroup, func() {
+	It("returns each group snapshot member with the group's ID and one accessible_topology, the same in ListSnapshots and GetSnapshot (csi.proto Snapshot.group_snapshot_id: \"MUST be the same as the group_snapshot_id\"; accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS; VolumeGroupSnapshot.ready_to_use: MUST be false while a member's is)", ruleGroup, func() {
 		segs := s.needSegments(2)
 		group := csi.NewGroupControllerClient(s.sc.ControllerConn)
 		sources := map[string]*csi.Topology{}
@@ -37,6 +37,7 @@ var _ = describe("Group snapshot topology [zonepath]", []func(*suite){(*suite).n
 		g := s.cutGroup(group, sources)
 		defer s.deleteGroup(group, g)
 		Expect(g.GetSnapshots()).To(HaveLen(len(sources)), "CreateVolumeGroupSnapshot of %d volumes", len(sources))
+		groupReady(g)
 		topology := s.d.pluginCapability(snapshotTopologyCap)
 		for _, m := range g.GetSnapshots() {
 			Expect(sources).To(HaveKey(m.GetSourceVolumeId()), "member %s names a source volume not in the request", m.GetSnapshotId())
@@ -101,4 +102,25 @@ func (s *suite) deleteGroup(group csi.GroupControllerClient, g *csi.VolumeGroupS
 		GroupSnapshotId: g.GetGroupSnapshotId(), SnapshotIds: ids, Secrets: s.sc.Secrets.DeleteSnapshotSecret,
 	})
 	Expect(err).NotTo(HaveOccurred(), "DeleteVolumeGroupSnapshot %s", g.GetGroupSnapshotId())
+}
+
+// groupReady holds a group's ready_to_use to its members'. spec.md
+// VolumeGroupSnapshot.ready_to_use: "If any snapshot in the list of
+// snapshots in this message have ready_to_use set to false, the SP MUST set
+// this field to false", and if all have it true "the SP SHOULD set this
+// field to true": a group not ready with every member ready is reported.
+func groupReady(g *csi.VolumeGroupSnapshot) {
+	GinkgoHelper()
+	var pending []string
+	for _, m := range g.GetSnapshots() {
+		if !m.GetReadyToUse() {
+			pending = append(pending, m.GetSnapshotId())
+		}
+	}
+	switch {
+	case len(pending) > 0:
+		Expect(g.GetReadyToUse()).To(BeFalse(), "group snapshot %s is ready_to_use while its members %v are not", g.GetGroupSnapshotId(), pending)
+	case !g.GetReadyToUse():
+		warn(shouldNotMet, "group ready_to_use", fmt.Sprintf("group snapshot %s is not ready_to_use though all %d members are", g.GetGroupSnapshotId(), len(g.GetSnapshots())))
+	}
 }

@@ -61,8 +61,11 @@ var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
 		Expect(code(err)).To(Equal(codes.NotFound), "NodeGetVolumeHealth of deleted volume %s: %v", gone, err)
 	})
 
-	It("pages ControllerListVolumeHealth: at most max_entries, next_token while more follow, every unhealthy volume exactly once, a foreign starting_token ABORTED (spec.md ControllerListVolumeHealthRequest.max_entries; ControllerListVolumeHealth Errors: Invalid starting_token)", ruleHealthList, func() {
+	It("pages ControllerListVolumeHealth: at most max_entries, next_token while more follow, every unhealthy volume exactly once, a foreign starting_token ABORTED (spec.md ControllerListVolumeHealthRequest.max_entries; ControllerListVolumeHealth Errors: Invalid starting_token; LIST_VOLUME_HEALTH MUST come with GET_VOLUME_HEALTH)", ruleHealthList, func() {
 		s.needControllerCap(listVolumeHealth)
+		// spec.md ControllerListVolumeHealth: a plugin with LIST_VOLUME_HEALTH
+		// "MUST also have the GET_VOLUME_HEALTH controller capability".
+		Expect(s.d.controllerCapability(getVolumeHealth)).To(BeTrue(), "LIST_VOLUME_HEALTH advertised without GET_VOLUME_HEALTH")
 		_, err := s.r.ControllerListVolumeHealth(ctx, &csi.ControllerListVolumeHealthRequest{StartingToken: invalidToken})
 		Expect(code(err)).To(Equal(codes.Aborted), "ControllerListVolumeHealth with starting_token %q: %v", invalidToken, err)
 		cfg := s.needOutage()

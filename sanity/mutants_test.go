@@ -32,6 +32,7 @@ var mutants = []struct {
 	rule  string // the rule label expected to FAIL
 	fails string // the test expected to FAIL, the only one
 	// The set-up, as in proofs.
+	world     string // topology file; default testdata/world.yaml
 	config    func(c *zpsanity.Config, dir string)
 	plugin    func(*plugin.Config)
 	intercept shape
@@ -102,6 +103,21 @@ var mutants = []struct {
 		rule: "health-list", fails: testHealthList,
 		intercept: fixed(healthWithoutNextToken),
 	},
+	{
+		name: "health-list-without-get",
+		must: "ControllerListVolumeHealth: a plugin with LIST_VOLUME_HEALTH \"MUST also have the GET_VOLUME_HEALTH controller capability\"; " +
+			"the driver advertises LIST_VOLUME_HEALTH alone",
+		rule: "health-list", fails: testHealthList,
+		intercept: fixed(hideCapabilities(csi.ControllerServiceCapability_RPC_GET_VOLUME_HEALTH)),
+	},
+	{
+		name: "group-ready-before-members",
+		must: "VolumeGroupSnapshot.ready_to_use: \"If any snapshot in the list ... have ready_to_use set to false, the SP MUST set this field to false\"; " +
+			"snapshots ready 2s after the cut, and the group answered ready at once",
+		rule: "group", fails: testGroup,
+		world:     "snapshots: {readyAfter: 2s}\n" + mustRead("testdata/world.yaml"),
+		intercept: fixed(groupReadyAtOnce),
+	},
 }
 
 // noExhaustion configures no exhausted segment: what sanity checks of
@@ -117,7 +133,7 @@ func TestMutants(t *testing.T) {
 	for _, m := range mutants {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			res := runAgainst(t, bin, "", "rules: []", m.plugin, m.intercept, m.config)
+			res := runAgainst(t, bin, m.world, "rules: []", m.plugin, m.intercept, m.config)
 			t.Logf("%s (%s): failed %q\n%s", m.name, m.must, res.failures, findings(res.output))
 			if got := res.failedMatching(); len(got) != 1 || got[0] != m.fails {
 				t.Fatalf("failed tests = %q, want only %q\nall failures: %s", got, m.fails, res.failures)
@@ -216,6 +232,30 @@ func healthWithoutNextToken(ctx context.Context, req any, _ *grpc.UnaryServerInf
 		list = proto.Clone(list).(*csi.ControllerListVolumeHealthResponse)
 		list.NextToken = ""
 		resp = list
+	}
+	return resp, err
+}
+
+// hideCapabilities plays a driver that does not advertise the given
+// controller capabilities.
+func hideCapabilities(hidden ...csi.ControllerServiceCapability_RPC_Type) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		if caps, ok := resp.(*csi.ControllerGetCapabilitiesResponse); ok && err == nil {
+			resp = withoutCapabilities(caps, hidden...)
+		}
+		return resp, err
+	}
+}
+
+// groupReadyAtOnce plays a driver whose CreateVolumeGroupSnapshot answers
+// the group ready_to_use whatever its members say.
+func groupReadyAtOnce(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if r, ok := resp.(*csi.CreateVolumeGroupSnapshotResponse); ok && err == nil {
+		r = proto.Clone(r).(*csi.CreateVolumeGroupSnapshotResponse)
+		r.GroupSnapshot.ReadyToUse = true
+		resp = r
 	}
 	return resp, err
 }
