@@ -2,6 +2,7 @@ package sanity_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -117,6 +118,13 @@ var mutants = []struct {
 		rule: "group", fails: testGroup,
 		world:     "snapshots: {readyAfter: 2s}\n" + mustRead("testdata/world.yaml"),
 		intercept: fixed(groupReadyAtOnce),
+	},
+	{
+		name: "group-cut-again",
+		must: "CreateVolumeGroupSnapshot: \"calls to this function MUST be idempotent ... the group snapshot MUST only be created once\"; " +
+			"the same request again cuts another group",
+		rule: "group", fails: testGroup,
+		intercept: fixed(groupCutAgain()),
 	},
 }
 
@@ -258,4 +266,26 @@ func groupReadyAtOnce(ctx context.Context, req any, _ *grpc.UnaryServerInfo, han
 		resp = r
 	}
 	return resp, err
+}
+
+// groupCutAgain plays a driver that cuts a new group for each
+// CreateVolumeGroupSnapshot, a name it has seen included: the second call
+// of a name is sent on with a name of its own.
+func groupCutAgain() grpc.UnaryServerInterceptor {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if r, ok := req.(*csi.CreateVolumeGroupSnapshotRequest); ok {
+			mu.Lock()
+			seen[r.GetName()]++
+			n := seen[r.GetName()]
+			mu.Unlock()
+			if n > 1 {
+				r = proto.Clone(r).(*csi.CreateVolumeGroupSnapshotRequest)
+				r.Name = fmt.Sprintf("%s-again-%d", r.GetName(), n)
+				req = r
+			}
+		}
+		return handler(ctx, req)
+	}
 }
