@@ -27,13 +27,13 @@ type mapRow struct {
 
 // known is everything a map row may name: what exists in the code.
 type known struct {
-	spec      string            // spec.md
-	rules     map[string]bool   // rule:<name> labels of the extensions
-	scenarios map[string]bool   // e2e scenario numbers
-	upstream  string            // csi-sanity's test source
-	mutants   map[string]string // mutants_test.go row: its rule
-	proofs    map[string]bool   // proof_test.go rows
-	e2e       map[string]bool   // make e2e-mutants set-ups
+	spec      string              // spec.md
+	rules     map[string]bool     // rule:<name> labels of the extensions
+	scenarios map[string]bool     // e2e scenario numbers
+	upstream  string              // csi-sanity's test source
+	mutants   map[string]string   // mutants_test.go row: its rule
+	proofs    map[string][]string // proof_test.go row: the rules it fails (or warns)
+	e2e       map[string][]string // make e2e-mutants set-up: the scenarios that catch it
 }
 
 // TestSpecMap fails when SPEC-MAP.md names a check or mutant that does not
@@ -60,18 +60,21 @@ func TestSpecMapCatches(t *testing.T) {
 	k := loadKnown(t)
 	good := "| SA-1 | CreateSnapshot | MUST | This operation MUST be idempotent. | `rule:idempotent` | `proof:non-idempotent CreateSnapshot` | x |"
 	for name, row := range map[string]string{
-		"unknown rule":       strings.Replace(good, "rule:idempotent", "rule:idempotence", 1),
-		"unknown proof":      strings.Replace(good, "proof:non-idempotent CreateSnapshot", "proof:no such proof", 1),
-		"unknown mutant":     strings.Replace(good, "`proof:non-idempotent CreateSnapshot`", "`mutant:no-such-mutant`", 1),
-		"unknown e2e mutant": strings.Replace(good, "`proof:non-idempotent CreateSnapshot`", "`e2e-mutant:no-such-set-up`", 1),
-		"unknown scenario":   strings.Replace(good, "`rule:idempotent`", "`scenario 99`", 1),
-		"unknown upstream":   strings.Replace(good, "`rule:idempotent`", "`upstream:should do what no test does`", 1),
-		"words not in spec":  strings.Replace(good, "MUST be idempotent", "MUST be fast", 1),
-		"wrong section":      strings.Replace(good, "| CreateSnapshot |", "| NodeGetInfo |", 1),
-		"keyword missing":    strings.Replace(good, "| MUST |", "| SHOULD |", 1),
-		"mutant, no check":   strings.Replace(good, "`rule:idempotent`", "—", 1),
-		"no check, no why":   "| SA-1 | CreateSnapshot | MUST | This operation MUST be idempotent. | — | — | |",
-		"too long":           strings.Replace(good, "This operation MUST be idempotent.", "If a snapshot corresponding to the specified snapshot name is successfully cut and ready to use", 1),
+		"unknown rule":          strings.Replace(good, "rule:idempotent", "rule:idempotence", 1),
+		"unknown proof":         strings.Replace(good, "proof:non-idempotent CreateSnapshot", "proof:no such proof", 1),
+		"unknown mutant":        strings.Replace(good, "`proof:non-idempotent CreateSnapshot`", "`mutant:no-such-mutant`", 1),
+		"unknown e2e mutant":    strings.Replace(good, "`proof:non-idempotent CreateSnapshot`", "`e2e-mutant:no-such-set-up`", 1),
+		"unknown scenario":      strings.Replace(good, "`rule:idempotent`", "`scenario 99`", 1),
+		"unknown upstream":      strings.Replace(good, "`rule:idempotent`", "`upstream:should do what no test does`", 1),
+		"words not in spec":     strings.Replace(good, "MUST be idempotent", "MUST be fast", 1),
+		"wrong section":         strings.Replace(good, "| CreateSnapshot |", "| NodeGetInfo |", 1),
+		"keyword missing":       strings.Replace(good, "| MUST |", "| SHOULD |", 1),
+		"mutant, no check":      strings.Replace(good, "`rule:idempotent`", "—", 1),
+		"proof of another rule": strings.Replace(good, "rule:idempotent", "rule:requisite", 1),
+		"e2e mutant of another scenario": strings.Replace(strings.Replace(good, "`rule:idempotent`", "`scenario 11`", 1),
+			"`proof:non-idempotent CreateSnapshot`", "`e2e-mutant:ignore-requisite`", 1),
+		"no check, no why": "| SA-1 | CreateSnapshot | MUST | This operation MUST be idempotent. | — | — | |",
+		"too long":         strings.Replace(good, "This operation MUST be idempotent.", "If a snapshot corresponding to the specified snapshot name is successfully cut and ready to use", 1),
 	} {
 		doc := "Counts: 1 clauses, 1 checked, 1 with a mutant.\n" + row + "\n"
 		rows, errs := parseMap(doc)
@@ -194,18 +197,19 @@ func checkRow(r mapRow, k known, named map[string]bool) []error {
 	} else if !strings.Contains(text, clause) {
 		errs = append(errs, fmt.Errorf("section %q of spec.md does not say %q", r.section, clause))
 	}
-	rules := map[string]bool{}
+	rules, scenarios := map[string]bool{}, map[string]bool{}
 	for _, c := range r.checks {
 		if rule, ok := strings.CutPrefix(c, "rule:"); ok {
 			rules[rule] = true
 		}
+		scenarios[c] = strings.HasPrefix(c, "scenario ")
 		if err := k.check(c); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, m := range r.mutants {
 		named[strings.TrimPrefix(m, "mutant:")] = true
-		if err := k.mutant(m, rules); err != nil {
+		if err := k.mutant(m, rules, scenarios); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -239,9 +243,10 @@ func (k known) check(c string) error {
 	return nil
 }
 
-// mutant reports whether a mutant token names a set-up that exists; a row
-// of mutants_test.go must fail a rule the row names.
-func (k known) mutant(m string, rules map[string]bool) error {
+// mutant reports whether a mutant token names a set-up that exists and
+// is caught by a check the row names: a rule for sanity's, a scenario for
+// the e2e suite's.
+func (k known) mutant(m string, rules, scenarios map[string]bool) error {
 	kind, name, _ := strings.Cut(m, ":")
 	switch kind {
 	case "mutant":
@@ -253,12 +258,20 @@ func (k known) mutant(m string, rules map[string]bool) error {
 			return fmt.Errorf("mutant %q fails rule:%s, which the row does not name", name, rule)
 		}
 	case "proof":
-		if !k.proofs[name] {
+		caught, ok := k.proofs[name]
+		if !ok {
 			return fmt.Errorf("proof_test.go has no proof %q", name)
 		}
+		if !slices.ContainsFunc(caught, func(r string) bool { return rules[r] }) {
+			return fmt.Errorf("proof %q fails (or warns) %v, none of which the row names", name, caught)
+		}
 	case "e2e-mutant":
-		if !k.e2e[name] {
+		caught, ok := k.e2e[name]
+		if !ok {
 			return fmt.Errorf("e2e/cmd/mutants has no mutant %q", name)
+		}
+		if !slices.ContainsFunc(caught, func(c string) bool { return scenarios["scenario "+c] }) {
+			return fmt.Errorf("e2e mutant %q is caught by scenarios %v, none of which the row names", name, caught)
 		}
 	default:
 		return fmt.Errorf("mutant %q is none of mutant:, proof:, e2e-mutant:", m)
@@ -306,7 +319,7 @@ func section(spec, name string) (string, bool) {
 // scenarios, and the three mutant tables.
 func loadKnown(t *testing.T) known {
 	t.Helper()
-	k := known{rules: ruleLabels(t), scenarios: map[string]bool{}, mutants: map[string]string{}, proofs: map[string]bool{}, e2e: map[string]bool{}}
+	k := known{rules: ruleLabels(t), scenarios: map[string]bool{}, mutants: map[string]string{}, proofs: map[string][]string{}, e2e: map[string][]string{}}
 	k.spec = readAll(t, filepath.Join(moduleDir(t, "github.com/container-storage-interface/spec"), "spec.md"))
 	files, err := filepath.Glob(filepath.Join(moduleDir(t, "github.com/kubernetes-csi/csi-test/v5"), "pkg", "sanity", "*.go"))
 	if err != nil || len(files) == 0 {
@@ -325,14 +338,13 @@ func loadKnown(t *testing.T) known {
 			k.scenarios[m[1]] = true
 		}
 	}
-	for _, m := range regexp.MustCompile(`(?m)^\t\tname:\s+"([^"]+)"`).FindAllStringSubmatch(readAll(t, "../e2e/cmd/mutants/mutants.go"), -1) {
-		k.e2e[m[1]] = true
-	}
+	k.e2e = e2eMutants(t)
 	for _, m := range mutants {
 		k.mutants[m.name] = m.rule
 	}
+	tests := itRules(t)
 	for _, p := range proofs {
-		k.proofs[p.name] = true
+		k.proofs[p.name] = proofRules(p.fails, p.alsoFails, p.says, tests)
 	}
 	if len(k.e2e) == 0 || len(k.scenarios) == 0 {
 		t.Fatalf("found %d e2e mutants and %d scenarios: the patterns no longer match the source", len(k.e2e), len(k.scenarios))
@@ -344,39 +356,73 @@ func loadKnown(t *testing.T) known {
 // extensions' source, the labels their tests carry.
 func ruleLabels(t *testing.T) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]bool{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	eachCall(t, func(call *ast.CallExpr, _ string) {
+		if name, _ := callName(call); name != "Label" {
+			return
 		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
+		for _, s := range stringArgs(call) {
+			if rule, ok := strings.CutPrefix(s, "rule:"); ok {
+				out[rule] = true
+			}
 		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if id, isIdent := callName(call); !ok || !isIdent || id != "Label" {
-				return true
-			}
-			for _, a := range call.Args {
-				if lit, ok := a.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					if s, err := strconv.Unquote(lit.Value); err == nil && strings.HasPrefix(s, "rule:") {
-						out[strings.TrimPrefix(s, "rule:")] = true
-					}
-				}
-			}
-			return true
-		})
-	}
+	})
 	if len(out) == 0 {
 		t.Fatal("no rule:<name> label found in the extensions' source")
 	}
 	return out
+}
+
+// eachCall calls f with every call expression of the extensions' source
+// (not their tests), and the variable a var declaration assigns it to.
+func eachCall(t *testing.T, f func(call *ast.CallExpr, assigned string)) {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.ValueSpec:
+				for i, v := range n.Values {
+					if call, ok := v.(*ast.CallExpr); ok && i < len(n.Names) {
+						f(call, n.Names[i].Name)
+					}
+				}
+			case *ast.CallExpr:
+				f(n, "")
+			}
+			return true
+		})
+	}
+}
+
+func stringArgs(call *ast.CallExpr) []string {
+	var out []string
+	for _, a := range call.Args {
+		if s, ok := stringLit(a); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func stringLit(e ast.Expr) (string, bool) {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return s, err == nil
 }
 
 func callName(call *ast.CallExpr) (string, bool) {
@@ -406,4 +452,87 @@ func readAll(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// e2eMutants are the set-ups of e2e/cmd/mutants, each with the scenarios
+// that catch it.
+func e2eMutants(t *testing.T) map[string][]string {
+	t.Helper()
+	src := readAll(t, "../e2e/cmd/mutants/mutants.go")
+	name := regexp.MustCompile(`(?m)^\t\tname:\s+"([^"]+)"`)
+	catchers := regexp.MustCompile(`catchers:\s+\[\]string\{([^}]*)\}`)
+	out := map[string][]string{}
+	names := name.FindAllStringSubmatchIndex(src, -1)
+	for i, m := range names {
+		end := len(src)
+		if i+1 < len(names) {
+			end = names[i+1][0]
+		}
+		c := catchers.FindStringSubmatch(src[m[1]:end])
+		if c == nil {
+			t.Fatalf("e2e mutant %q names no catchers", src[m[2]:m[3]])
+		}
+		var scenarios []string
+		for _, q := range strings.Split(c[1], ",") {
+			if v, err := strconv.Unquote(strings.TrimSpace(q)); err == nil {
+				scenarios = append(scenarios, v)
+			}
+		}
+		out[src[m[2]:m[3]]] = scenarios
+	}
+	if len(out) == 0 {
+		t.Fatal("no mutant found in e2e/cmd/mutants/mutants.go: the pattern no longer matches")
+	}
+	return out
+}
+
+// itRules maps each extension test's description to its rule: It calls
+// whose second argument is a variable set by Label(..., "rule:<name>").
+func itRules(t *testing.T) map[string]string {
+	t.Helper()
+	labels, its := map[string]string{}, map[string]string{} // variable: rule; description: variable
+	eachCall(t, func(call *ast.CallExpr, assigned string) {
+		name, _ := callName(call)
+		switch {
+		case name == "Label" && assigned != "":
+			for _, s := range stringArgs(call) {
+				if rule, ok := strings.CutPrefix(s, "rule:"); ok {
+					labels[assigned] = rule
+				}
+			}
+		case name == "It" && len(call.Args) > 1:
+			desc, ok := stringLit(call.Args[0])
+			if v, isIdent := call.Args[1].(*ast.Ident); ok && isIdent {
+				its[desc] = v.Name
+			}
+		}
+	})
+	out := map[string]string{}
+	for desc, v := range its {
+		if rule, ok := labels[v]; ok {
+			out[desc] = rule
+		}
+	}
+	return out
+}
+
+// proofRules are the rules a proof fails (the tests it names), or the rule
+// of the WARN line it must print.
+func proofRules(fails, alsoFails, says string, tests map[string]string) []string {
+	var out []string
+	for _, f := range []string{fails, alsoFails} {
+		// A test named with its container: "Snapshot topology [zonepath] answers ...".
+		if _, leaf, ok := strings.Cut(f, "[zonepath] "); ok {
+			f = leaf
+		}
+		for desc, rule := range tests {
+			if f != "" && strings.Contains(desc, f) {
+				out = append(out, rule)
+			}
+		}
+	}
+	if m := regexp.MustCompile(`\[rule:([a-z-]+)\]`).FindStringSubmatch(says); m != nil {
+		out = append(out, m[1])
+	}
+	return out
 }
