@@ -244,7 +244,7 @@ var _ = describe("Snapshot topology [zonepath]", []func(*suite){(*suite).needSna
 	It("returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite, and succeeds once lifted (spec.md CreateSnapshot Errors: Not enough resources to create snapshot)", ruleExhausted, func() {
 		cfg := config()
 		if len(cfg.ExhaustedSegment) == 0 {
-			Skip("no exhausted segment configured: give --zonepath.exhausted-segment")
+			Skip("no exhausted segment configured: give --zonepath.exhausted-segment (without it only the topology half of RESOURCE_EXHAUSTED is checked, by rule:requisite's requisite excluding the source)")
 		}
 		full := &csi.TopologyRequirement{Requisite: toCSI(cfg.ExhaustedSegment)}
 		vol := s.exhaustedSource(full.GetRequisite()[0])
