@@ -126,6 +126,13 @@ var mutants = []struct {
 		rule: "group", fails: testGroup,
 		intercept: fixed(groupCutAgain()),
 	},
+	{
+		name: "group-refused-unavailable",
+		must: "CreateVolumeGroupSnapshot Errors: \"Cannot snapshot multiple volumes together\" is FAILED_PRECONDITION (\"the plugin MUST return the " +
+			"specified gRPC error code\"); the driver refuses a group of volumes of two segments with UNAVAILABLE",
+		rule: "group", fails: testGroup,
+		intercept: fixed(refuseGroupsWith(codes.Unavailable)),
+	},
 }
 
 // noExhaustion configures no exhausted segment: what sanity checks of
@@ -285,6 +292,17 @@ func groupCutAgain() grpc.UnaryServerInterceptor {
 				r.Name = fmt.Sprintf("%s-again-%d", r.GetName(), n)
 				req = r
 			}
+		}
+		return handler(ctx, req)
+	}
+}
+
+// refuseGroupsWith plays a driver that cannot snapshot volumes together
+// and says so with code c.
+func refuseGroupsWith(c codes.Code) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if _, ok := req.(*csi.CreateVolumeGroupSnapshotRequest); ok {
+			return nil, status.Error(c, "these volumes cannot be snapshotted together")
 		}
 		return handler(ctx, req)
 	}
