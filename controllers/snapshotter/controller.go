@@ -88,16 +88,18 @@ func NewController(kube kubernetes.Interface, snapClient clientset.Interface, sn
 	c := &Controller{factory: factory, workers: o.Workers, events: record.NewBroadcaster()}
 	c.events.StartRecordingToSink(&corev1.EventSinkImpl{Interface: kube.CoreV1().Events(metav1.NamespaceAll)})
 	snap.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "zonepath-snapshotter"})
+	contents := factory.Snapshot().V1().VolumeSnapshotContents()
+	var err error
 	if snap.topologyOn() {
-		contents := factory.Snapshot().V1().VolumeSnapshotContents()
-		var err error
 		if c.unpin, err = newUnpinner(snap.client, contents.Informer(), contents.Lister(), o, snap.finals.forget); err != nil {
 			return nil, err
 		}
-		if o.GroupSnapshots {
-			if c.members, err = newMembers(snap, contents.Informer(), contents.Lister(), o); err != nil {
-				return nil, err
-			}
+	}
+	// Group members: their nodeAffinity (with KEP-5943 on) and the
+	// readiness upstream's controllers lose (members.go), gate or not.
+	if o.GroupSnapshots {
+		if c.members, err = newMembers(snap, contents.Informer(), contents.Lister(), o); err != nil {
+			return nil, err
 		}
 	}
 	var groups group_snapshotter.GroupSnapshotter

@@ -2,6 +2,7 @@ package snapshotter
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -12,7 +13,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/zonepath/zonepath/controllers/snapshotapi"
 )
 
 // members gives the VolumeSnapshotContents of group snapshot members the
@@ -27,7 +33,9 @@ import (
 // with ListSnapshots(snapshot_id), and writes it exactly as CreateSnapshot
 // does (record: only when the content has no nodeAffinity, guarded by its
 // resourceVersion). See controllers/README.md, "Group snapshots and
-// topology".
+// topology". With or without KEP-5943 it also gives back readyToUse to a
+// member content upstream's controllers left false although the driver
+// says the snapshot is ready (markMemberReady).
 type members struct {
 	*contentWork
 	snap   *Snapshotter
@@ -51,10 +59,15 @@ func (m *members) isMember(c *crdv1.VolumeSnapshotContent) bool {
 	return member && c.Spec.Driver == m.snap.driver && c.Status != nil && c.Status.SnapshotHandle != nil && c.DeletionTimestamp == nil
 }
 
-// wants a member not recorded yet.
+// wants a member not recorded yet, or one whose content says it is not
+// ready to use.
 func (m *members) wants(c *crdv1.VolumeSnapshotContent) bool {
 	_, recorded := m.done.Load(c.Name)
-	return !recorded && m.isMember(c)
+	return m.isMember(c) && (!recorded || !contentReady(c))
+}
+
+func contentReady(c *crdv1.VolumeSnapshotContent) bool {
+	return c.Status != nil && c.Status.ReadyToUse != nil && *c.Status.ReadyToUse
 }
 
 func (m *members) sync(ctx context.Context, name string) error {
@@ -68,11 +81,61 @@ func (m *members) sync(ctx context.Context, name string) error {
 	if !m.isMember(c) {
 		return nil
 	}
-	if err := m.snap.recordMember(ctx, name, *c.Status.SnapshotHandle); err != nil {
-		return err
+	if _, recorded := m.done.Load(name); !recorded && m.snap.topologyOn() {
+		if err := m.snap.recordMember(ctx, name, *c.Status.SnapshotHandle); err != nil {
+			return err
+		}
 	}
 	m.done.Store(name, true)
-	return nil
+	return m.snap.markMemberReady(ctx, c)
+}
+
+// markMemberReady writes readyToUse true on a member's content that says
+// false once the driver says the snapshot is ready_to_use, as
+// csi-snapshotter's own status update does for any content it polls.
+// Upstream (external-snapshotter v8.7.0) can leave a ready member false
+// for good: csi-snapshotter fills the group content's
+// VolumeSnapshotInfoList once, from the first CreateVolumeGroupSnapshot
+// answer (members not ready yet), and never updates it
+// (sidecar-controller/groupsnapshot_helper.go, updateGroupSnapshotContentStatus);
+// while the VolumeGroupSnapshot is not ready the snapshot-controller
+// rewrites every member content's status from that list on each sync
+// (common-controller/groupsnapshot_controller_helper.go,
+// createSnapshotsForGroupSnapshotContent and
+// updateVolumeSnapshotContentStatus), so a member the sidecar already saw
+// ready goes back to false; and the sidecar neither requeues a content it
+// saw ready nor syncs on status-only changes (utils.ShouldEnqueueContentChange),
+// so it looks again only at its resync period (15m). A member not ready
+// yet is an error: the work retries it with backoff, and every change of
+// the content brings it back at once.
+func (s *Snapshotter) markMemberReady(ctx context.Context, c *crdv1.VolumeSnapshotContent) error {
+	if contentReady(c) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	handle := *c.Status.SnapshotHandle
+	snap, err := s.lookUp(ctx, handle)
+	if err != nil || snap == nil {
+		return err
+	}
+	if !snap.GetReadyToUse() {
+		return fmt.Errorf("member snapshot %s of content %s is not ready_to_use yet", handle, c.Name)
+	}
+	// The resourceVersion makes it a compare-and-swap: a content changed
+	// meanwhile is judged again from the cache.
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": c.ResourceVersion},
+		"status":   map[string]any{"readyToUse": true, "error": nil},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.client.Resource(snapshotapi.VolumeSnapshotContents).Patch(ctx, c.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err == nil {
+		klog.FromContext(ctx).Info("Marked group member ready to use", "content", c.Name, "snapshot", handle)
+	}
+	return err
 }
 
 // recordMember looks the member snapshot up and records its

@@ -2,6 +2,7 @@ package snapshotter
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -146,6 +147,8 @@ func TestMembersSelectsGroupMembers(t *testing.T) {
 		}
 	}
 	recorded := memberContent("recorded", "vol", "snap")
+	isReady := true
+	recorded.Status.ReadyToUse = &isReady
 	m.done.Store(recorded.Name, true)
 	if m.wants(recorded) || !m.wants(memberContent("new", "vol", "snap")) {
 		t.Errorf("wants: a recorded member is worked again, or a new one is not")
@@ -153,5 +156,63 @@ func TestMembersSelectsGroupMembers(t *testing.T) {
 	m.lister = listers.NewVolumeSnapshotContentLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))
 	if err := m.sync(context.Background(), "gone"); err != nil {
 		t.Errorf("sync of a content gone from the cache: %v", err)
+	}
+}
+
+// TestMarkMemberReady: a member content whose status says readyToUse
+// false (as upstream's snapshot-controller rewrites it from the group's
+// first answer) gets readyToUse true once the driver says the member is
+// ready_to_use, with GetSnapshot or ListSnapshots; while the driver says
+// it is not (GetSnapshot's answer cleared by a fault rule), the content is left alone and the call fails, to be retried.
+// wants picks a recorded member again when its content is not ready.
+func TestMarkMemberReady(t *testing.T) {
+	const notReady = `rules:
+- name: not-ready
+  match: {rpc: %s}
+  action: {mutate: {clear: [%s]}}
+`
+	for _, tc := range []struct {
+		name        string
+		getSnapshot bool
+		faults      string
+		wantReady   bool
+	}{
+		{"GetSnapshot, ready", true, "", true},
+		{"ListSnapshots, ready", false, "", true},
+		{"GetSnapshot, not ready", true, fmt.Sprintf(notReady, "GetSnapshot", "snapshot.ready_to_use"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, contents := groupOnZonepath(t, tc.faults)
+			member := contents[0]
+			ready := false
+			member.Status.ReadyToUse = &ready
+			member.ResourceVersion = "7"
+			obj := asUnstructured(member, nil)
+			obj.SetResourceVersion("7")
+			obj.Object["status"] = map[string]any{"snapshotHandle": *member.Status.SnapshotHandle, "readyToUse": false}
+			client := dynamicClient(obj)
+			s := NewSnapshotter(SnapshotterOptions{Conn: conn, DriverName: plugin.DefaultName, Client: client, GetSnapshot: tc.getSnapshot})
+			err := s.markMemberReady(context.Background(), member)
+			if tc.wantReady && err != nil {
+				t.Fatalf("markMemberReady: %v", err)
+			}
+			if !tc.wantReady && err == nil {
+				t.Fatalf("markMemberReady of a member the driver says is not ready: no error to retry on")
+			}
+			got, _ := client.Resource(snapshotapi.VolumeSnapshotContents).Get(context.Background(), member.Name, metav1.GetOptions{})
+			if r, _, _ := unstructured.NestedBool(got.Object, "status", "readyToUse"); r != tc.wantReady {
+				t.Errorf("status.readyToUse = %v, want %v (status %v)", r, tc.wantReady, got.Object["status"])
+			}
+		})
+	}
+	m := &members{snap: &Snapshotter{driver: plugin.DefaultName}}
+	c := memberContent("recorded", "vol", "snap")
+	m.done.Store(c.Name, true)
+	ready, notReadyYet := true, false
+	if c.Status.ReadyToUse = &notReadyYet; !m.wants(c) {
+		t.Errorf("wants: a recorded member whose content is not ready is not worked again")
+	}
+	if c.Status.ReadyToUse = &ready; m.wants(c) {
+		t.Errorf("wants: a recorded, ready member is worked again")
 	}
 }
