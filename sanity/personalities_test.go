@@ -137,6 +137,26 @@ var personalities = []struct {
 		},
 		shape: fixed(ebsKeys),
 	},
+	// The same two, played by the driver's own settings (driver/README.md)
+	// rather than interceptors: what the personalities of the matrix run.
+	{
+		name:   "regional-volumes-knob",
+		clause: "volumes.replicas: 2, every volume also in a second zone of its region (TopologyRequirement x > n)",
+		world:  "volumes: {replicas: 2}\n" + mustRead("testdata/world.yaml"),
+		config: func(c *zpsanity.Config, _ string) {
+			c.Segments = append(c.Segments, map[string]string{regionKey: "region-1", zoneKey: "zone-c"})
+		},
+		says: []string{"WARN [rule:restore] MAY used: volume accessible beyond requisite", "zone=zone-b}] (TopologyRequirement x > n"},
+	},
+	{
+		name:   "ebs-keys-knob",
+		clause: "keys.omitRegion, keys.nodeZone and keys.nodeOS: NodeGetInfo reports three keys, volumes and snapshots the zone key",
+		world:  "keys: {omitRegion: true, nodeZone: " + ebsZoneKey + ", nodeOS: " + osKey + "}\n" + mustRead("testdata/world.yaml"),
+		config: func(c *zpsanity.Config, _ string) {
+			ebsSegments(c.Segments)
+			ebsSegments([]map[string]string{c.ExhaustedSegment})
+		},
+	},
 	{
 		name:   "restore-outside-invalid-argument",
 		clause: "CreateVolume Errors: INVALID_ARGUMENT \"MUST also be used to indicate when plugin ... cannot create a volume from the requested source\"",
