@@ -2,7 +2,6 @@ package world_test
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -81,12 +80,7 @@ func TestNodeKeys(t *testing.T) {
 	if got := topo.Segment(1); !reflect.DeepEqual(got, seg(kZ, "b")) {
 		t.Fatalf("Segment(b) = %v, want the zone key only", got)
 	}
-	tests := []struct {
-		name      string
-		requisite []*csi.Topology
-		want      []int
-		wantErr   string
-	}{
+	checkCandidates(t, topo, []candidatesCase{
 		{"a node's whole segment", []*csi.Topology{{Segments: seg(kZ, "b", kNodeZone, "b", kOS, "linux")}}, []int{1}, ""},
 		{"vendor zone key alone", []*csi.Topology{{Segments: seg(kNodeZone, "a")}}, []int{0}, ""},
 		{"OS key alone", []*csi.Topology{{Segments: seg(kOS, "linux")}}, []int{0, 1}, ""},
@@ -94,21 +88,7 @@ func TestNodeKeys(t *testing.T) {
 		{"another OS beside a linux segment", []*csi.Topology{{Segments: seg(kZ, "a", kOS, "windows")}, {Segments: seg(kZ, "b", kOS, "linux")}}, []int{1}, ""},
 		{"another OS alone", []*csi.Topology{{Segments: seg(kZ, "a", kOS, "windows")}}, nil, "names no zone of this driver"},
 		{"unknown key", []*csi.Topology{{Segments: seg("example.com/x", "a")}}, nil, "and on nodes " + kNodeZone + " and " + kOS},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := topo.Candidates(&csi.TopologyRequirement{Requisite: tc.requisite})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Candidates = %v, %v; want error containing %q", got, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("Candidates = %v, %v; want %v", got, err, tc.want)
-			}
-		})
-	}
+	})
 	if z, _, err := topo.FindSegment(seg(kZ, "b", kNodeZone, "b", kOS, "linux")); err != nil || z != 1 {
 		t.Errorf("FindSegment(a node's labels) = %d, %v; want zone b", z, err)
 	}
