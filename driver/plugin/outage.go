@@ -119,6 +119,29 @@ func healthOf(id string, unreachable error) *csi.VolumeHealth {
 	return h
 }
 
+// controllerHealth is a volume's health as the controller sees it:
+// INACCESSIBLE when no zone of it is up, and for a regional volume with
+// some of its zones down DEGRADED, "usable but ... not operating
+// optimally" (csi.proto VolumeHealthErrorType): it is served through the
+// others, and INACCESSIBLE, which the CO "MAY interpret ... as volume not
+// being accessible from all nodes", would be wrong.
+func (p *Plugin) controllerHealth(v *state.Volume) *csi.VolumeHealth {
+	if err := p.volumeReadable(v); err != nil {
+		return healthOf(v.ID, err)
+	}
+	h := &csi.VolumeHealth{VolumeId: v.ID}
+	if err := p.volumeReachable(v); err != nil {
+		h.HealthStatuses = []*csi.VolumeHealth_VolumeHealthEntry{{
+			Status: csi.VolumeHealthErrorType_DEGRADED, Reason: ReasonReplicaZoneDown, Message: status.Convert(err).Message(),
+		}}
+	}
+	return h
+}
+
+// ReasonReplicaZoneDown is the VolumeHealthEntry reason of a regional
+// volume with a zone down and another up.
+const ReasonReplicaZoneDown = "ReplicaZoneDown"
+
 // ReasonZoneDown is the VolumeHealthEntry and StorageBackendHealth reason
 // of a zone outage.
 const ReasonZoneDown = "ZoneDown"

@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -112,7 +113,7 @@ func TestRegionalCapacity(t *testing.T) {
 // TestRegionalPublishAndOutage: nodes of both zones publish a regional
 // volume and a node of neither cannot; with one of its zones down the
 // volume stays usable through the other (publish, stage, snapshot,
-// clone, health), while what changes every replica (delete, expand) is
+// clone; its health DEGRADED, not INACCESSIBLE), while what changes every replica (delete, expand) is
 // UNAVAILABLE until the zone is back, as for a volume in one zone.
 func TestRegionalPublishAndOutage(t *testing.T) {
 	c, d := regionalClient(t)
@@ -139,7 +140,7 @@ func TestRegionalPublishAndOutage(t *testing.T) {
 		{"stage on node-1", func() error { return c.stage(t, id) }, codes.OK},
 		{"snapshot without requirements", errOf(c.CreateSnapshot, &csi.CreateSnapshotRequest{Name: "while-b-down", SourceVolumeId: id}), codes.OK},
 		{"clone", errOf(c.CreateVolume, cloneRequest("clone-while-b-down", id, rzones("zone-a"))), codes.OK},
-		{"health", func() error { return healthy(c, id) }, codes.OK},
+		{"health", func() error { return healthy(c, id) }, codes.FailedPrecondition},
 		{"expand", errOf(c.ControllerExpandVolume, &csi.ControllerExpandVolumeRequest{VolumeId: id, CapacityRange: &csi.CapacityRange{RequiredBytes: 2 * mib}}), codes.Unavailable},
 	}
 	for _, s := range steps {
@@ -155,6 +156,10 @@ func TestRegionalPublishAndOutage(t *testing.T) {
 	d.SetFaults(t, drivertest.OutageRule(world.DefaultRegionKey, "region-1"))
 	if _, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "all-down", SourceVolumeId: id}); codeOf(err) != codes.Unavailable {
 		t.Errorf("CreateSnapshot with every zone of the volume down = %v, want UNAVAILABLE", err)
+	}
+	if h, err := c.ControllerGetVolumeHealth(ctx, &csi.ControllerGetVolumeHealthRequest{VolumeId: id}); err != nil || len(h.GetVolumeHealth().GetHealthStatuses()) != 1 ||
+		h.GetVolumeHealth().GetHealthStatuses()[0].GetStatus() != csi.VolumeHealthErrorType_INACCESSIBLE {
+		t.Errorf("ControllerGetVolumeHealth with every zone of the volume down = %v, %v; want INACCESSIBLE", h, err)
 	}
 }
 
@@ -235,14 +240,25 @@ func (c *client) stage(t *testing.T, id string) error {
 }
 
 // healthy is nil when ControllerGetVolumeHealth reports no adverse
-// condition, else an error of the code UNAVAILABLE.
+// condition; FAILED_PRECONDITION when it reports exactly DEGRADED (a
+// regional volume with a zone down, still usable); UNAVAILABLE for
+// anything else. ControllerListVolumeHealth must list the same entries.
 func healthy(c *client, id string) error {
 	resp, err := c.ControllerGetVolumeHealth(context.Background(), &csi.ControllerGetVolumeHealthRequest{VolumeId: id})
 	if err != nil {
 		return err
 	}
-	if entries := resp.GetVolumeHealth().GetHealthStatuses(); len(entries) > 0 {
-		return status.Errorf(codes.Unavailable, "health %v", entries)
+	list, err := c.ControllerListVolumeHealth(context.Background(), &csi.ControllerListVolumeHealthRequest{})
+	if err != nil {
+		return err
 	}
-	return nil
+	entries := resp.GetVolumeHealth().GetHealthStatuses()
+	listed := slices.ContainsFunc(list.GetEntries(), func(h *csi.VolumeHealth) bool { return h.GetVolumeId() == id })
+	switch {
+	case len(entries) == 0 && !listed:
+		return nil
+	case len(entries) == 1 && listed && entries[0].GetStatus() == csi.VolumeHealthErrorType_DEGRADED:
+		return status.Errorf(codes.FailedPrecondition, "degraded: %v", entries)
+	}
+	return status.Errorf(codes.Unavailable, "health %v, listed %t", entries, listed)
 }
