@@ -142,7 +142,7 @@ var personalities = []struct {
 	// matrix runs. (volumes.replicas is not here: with the node's zone
 	// taken down by the outage command, a regional volume stays usable
 	// through its other zone, and the volume-health tests, which wait for
-	// INACCESSIBLE, fail it.)
+	// INACCESSIBLE, fail it: the driver reports it DEGRADED.)
 	{
 		name:   "ebs-keys-knob",
 		clause: "keys.omitRegion, keys.nodeZone and keys.nodeOS: NodeGetInfo reports three keys, volumes and snapshots the zone key",
