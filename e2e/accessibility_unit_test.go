@@ -137,6 +137,52 @@ func TestAdmittedBeyond(t *testing.T) {
 	}
 }
 
+// The e2e half of issue 32 path 2: a volume meets its requisite when
+// one of its segments does (TopologyRequirement.requisite: "at least
+// one"), whatever else it is accessible from (x > n: the SP "MAY choose
+// the remaining x-n unique topologies"), and whatever keys each side
+// uses (EBS-style nodes carry a vendor zone key and an OS key the
+// volume's segments lack). Only a volume none of whose segments meets the
+// requisite fails: the mutant placing outside it.
+func TestMeetsRequisite(t *testing.T) {
+	const vendorZone, osKey = "topology.zonepath.csi.dev/zone", "kubernetes.io/os"
+	ebsNodes := []v1.Node{
+		node("node-a-1", map[string]string{region: "region-1", zone: "zone-a", vendorZone: "zone-a", osKey: "linux"}),
+		node("node-c-1", map[string]string{region: "region-1", zone: "zone-c", vendorZone: "zone-c", osKey: "linux"}),
+	}
+	zoneA := termsAdmit(terms(driverext.Segment{region: "region-1", zone: "zone-a"}))
+	ebsA := termsAdmit(terms(driverext.Segment{zone: "zone-a", vendorZone: "zone-a", osKey: "linux"}))
+	snapshotA, classAC := termsAdmit(terms(driverext.Segment{zone: "zone-a"})), termsAdmit(terms(driverext.Segment{zone: "zone-a"}, driverext.Segment{zone: "zone-c"}))
+	for _, tc := range []struct {
+		name           string
+		nodes          []v1.Node
+		pv             *v1.PersistentVolume
+		bound          []admits
+		inside, beyond string
+	}{
+		{"zonal, inside", fakeZones, pv(map[string]string{region: "region-1", zone: "zone-a"}), []admits{zoneA}, "node-a-1", ""},
+		{"regional, its first zone inside, its second beyond (x > n)", fakeZones,
+			pv(map[string]string{region: "region-1", zone: "zone-a"}, map[string]string{region: "region-1", zone: "zone-c"}), []admits{zoneA}, "node-a-1", "node-c-1"},
+		{"regional, its second zone inside", fakeZones,
+			pv(map[string]string{region: "region-1", zone: "zone-c"}, map[string]string{region: "region-1", zone: "zone-a"}), []admits{zoneA}, "node-a-1", "node-c-1"},
+		{"regional restore inside snapshot ∩ class, beyond the snapshot", fakeZones,
+			pv(map[string]string{zone: "zone-a"}, map[string]string{zone: "zone-c"}), []admits{snapshotA, classAC}, "node-a-1", "node-c-1"},
+		{"EBS keys: a zone-only volume, a requisite of the node's three keys", ebsNodes, pv(map[string]string{zone: "zone-a"}), []admits{ebsA}, "node-a-1", ""},
+		{"mutant: zonal, outside", fakeZones, pv(map[string]string{region: "region-2", zone: "zone-b"}), []admits{zoneA}, "", "node-b-1"},
+		{"mutant: regional, both zones outside", fakeZones,
+			pv(map[string]string{region: "region-1", zone: "zone-c"}, map[string]string{region: "region-2", zone: "zone-b"}), []admits{zoneA}, "", "node-c-1"},
+		{"mutant: restore in the class, outside the snapshot", fakeZones, pv(map[string]string{zone: "zone-c"}), []admits{snapshotA, classAC}, "", "node-c-1"},
+		{"mutant: EBS keys, another zone", ebsNodes, pv(map[string]string{zone: "zone-c"}), []admits{ebsA}, "", "node-c-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inside, beyond := meetsRequisite(tc.nodes, pvAdmits(tc.pv), tc.bound...)
+			if inside != tc.inside || beyond != tc.beyond {
+				t.Errorf("meetsRequisite = %q, %q; want %q, %q", inside, beyond, tc.inside, tc.beyond)
+			}
+		})
+	}
+}
+
 func term(kv ...string) v1.TopologySelectorTerm {
 	var t v1.TopologySelectorTerm
 	for i := 0; i < len(kv); i += 2 {

@@ -137,6 +137,21 @@ var personalities = []struct {
 		},
 		shape: fixed(ebsKeys),
 	},
+	// EBS's keys played by the driver's own settings (driver/README.md)
+	// rather than an interceptor: what the ebs-keys personality of the
+	// matrix runs. (volumes.replicas is not here: with the node's zone
+	// taken down by the outage command, a regional volume stays usable
+	// through its other zone, and the volume-health tests, which wait for
+	// INACCESSIBLE, fail it: the driver reports it DEGRADED.)
+	{
+		name:   "ebs-keys-knob",
+		clause: "keys.omitRegion, keys.nodeZone and keys.nodeOS: NodeGetInfo reports three keys, volumes and snapshots the zone key",
+		world:  "keys: {omitRegion: true, nodeZone: " + ebsZoneKey + ", nodeOS: " + osKey + "}\n" + mustRead("testdata/world.yaml"),
+		config: func(c *zpsanity.Config, _ string) {
+			ebsSegments(c.Segments)
+			ebsSegments([]map[string]string{c.ExhaustedSegment})
+		},
+	},
 	{
 		name:   "restore-outside-invalid-argument",
 		clause: "CreateVolume Errors: INVALID_ARGUMENT \"MUST also be used to indicate when plugin ... cannot create a volume from the requested source\"",

@@ -118,7 +118,7 @@ func (p *Plugin) groupSources(ids []string) ([]*state.Volume, error) {
 		if v == nil {
 			return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", id)
 		}
-		if err := p.volumeReachable(v); err != nil {
+		if err := p.volumeReadable(v); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

@@ -71,7 +71,7 @@ func (p *Plugin) ControllerGetVolumeHealth(ctx context.Context, req *csi.Control
 	if v == nil {
 		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", req.GetVolumeId())
 	}
-	return &csi.ControllerGetVolumeHealthResponse{VolumeHealth: healthOf(v.ID, p.volumeReachable(v))}, nil
+	return &csi.ControllerGetVolumeHealthResponse{VolumeHealth: p.controllerHealth(v)}, nil
 }
 
 // ControllerListVolumeHealth implements csi.ControllerServer. It lists only
@@ -95,10 +95,10 @@ func (p *Plugin) ControllerListVolumeHealth(ctx context.Context, req *csi.Contro
 	if len(p.cfg.Faults.Outages()) == 0 {
 		return &csi.ControllerListVolumeHealthResponse{}, nil // nothing can be unhealthy: no walk of every volume
 	}
-	vols, next := p.store.ListVolumesWhere(from, int(req.GetMaxEntries()), func(v *state.Volume) bool { return p.zoneIDDown(v.Zone) })
+	vols, next := p.store.ListVolumesWhere(from, int(req.GetMaxEntries()), func(v *state.Volume) bool { return p.volumeReachable(v) != nil })
 	resp := &csi.ControllerListVolumeHealthResponse{}
 	for _, v := range vols {
-		resp.Entries = append(resp.Entries, healthOf(v.ID, p.volumeReachable(v)))
+		resp.Entries = append(resp.Entries, p.controllerHealth(v))
 	}
 	if next != "" {
 		resp.NextToken = encodeToken(next)

@@ -338,3 +338,38 @@ func filesUnder(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestNodeOnlyKeys: a driver with EBS-style keys (keys.nodeZone,
+// keys.nodeOS, under keys.omitRegion) reports them in NodeGetInfo only;
+// volumes and snapshots carry the zone key alone. A requisite built from
+// the node's segment, as a CO builds it from NodeGetInfo's keys, places
+// in that zone, and GetCapacity takes the node's segment; a segment whose
+// OS no node of the driver reports names no topology of it.
+func TestNodeOnlyKeys(t *testing.T) {
+	const vendorZone, osKey = "topology.zonepath.csi.dev/zone", "kubernetes.io/os"
+	c := newClientIn(t, "keys: {omitRegion: true, nodeZone: "+vendorZone+", nodeOS: "+osKey+"}\n"+drivertest.World(""), "")
+	ctx := context.Background()
+	info, err := c.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+	node := &csi.Topology{Segments: map[string]string{world.DefaultZoneKey: "zone-a", vendorZone: "zone-a", osKey: "linux"}}
+	if err != nil || !sameTopology([]*csi.Topology{info.GetAccessibleTopology()}, []*csi.Topology{node}) {
+		t.Fatalf("NodeGetInfo = %v, %v; want %v", info, err, node)
+	}
+	nodeOf := func(z string) *csi.Topology {
+		return &csi.Topology{Segments: map[string]string{world.DefaultZoneKey: z, vendorZone: z, osKey: "linux"}}
+	}
+	vol := c.mustCreateVolume(drivertest.VolumeRequest("ebs-vol", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{nodeOf("zone-b")}, Preferred: []*csi.Topology{nodeOf("zone-b")}}))
+	if got := vol.GetAccessibleTopology(); !sameTopology(got, []*csi.Topology{zoneOnly("zone-b")}) {
+		t.Fatalf("volume accessible_topology = %v, want the zone key only", got)
+	}
+	snap := c.mustCreateSnapshot("ebs-snap", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: []*csi.Topology{nodeOf("zone-b")}})
+	if got := snap.GetAccessibleTopology(); !sameTopology(got, []*csi.Topology{zoneOnly("zone-b")}) {
+		t.Fatalf("snapshot accessible_topology = %v, want the zone key only", got)
+	}
+	if _, err := c.GetCapacity(ctx, &csi.GetCapacityRequest{AccessibleTopology: nodeOf("zone-c")}); err != nil {
+		t.Fatalf("GetCapacity of a node's segment: %v", err)
+	}
+	windows := &csi.Topology{Segments: map[string]string{world.DefaultZoneKey: "zone-a", osKey: "windows"}}
+	if _, err := c.CreateVolume(ctx, drivertest.VolumeRequest("ebs-windows", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{windows}})); codeOf(err) != codes.InvalidArgument {
+		t.Fatalf("CreateVolume with a requisite of another OS only = %v, want INVALID_ARGUMENT (names no topology of the driver)", err)
+	}
+}

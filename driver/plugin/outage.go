@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"slices"
+
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -38,7 +40,9 @@ import (
 // (volumes.go, checkSource). A region-wide or global snapshot is stored
 // at its scope, as a cloud's regional snapshot store is, so it restores
 // into any zone of that scope that is up (e2e scenario 20); a zonal one
-// only from a copy in a zone that is up.
+// only from a copy in a zone that is up. A regional volume
+// (volumes.replicas) stays usable through its replicas in zones that are
+// up (volumeReadable); calls that change it wait for all of them.
 
 // zoneDown reports whether zone i is down; -1 (a zone that left the
 // topology file) is not an outage.
@@ -49,12 +53,29 @@ func (p *Plugin) zoneDown(i int) bool {
 // zoneIDDown is zoneDown for a zone ID stored in a record.
 func (p *Plugin) zoneIDDown(id string) bool { return p.cfg.Faults.Down(p.zoneSegment(id)) }
 
-// volumeReachable is UNAVAILABLE for a volume in a zone that is down.
+// volumeReachable is UNAVAILABLE for a volume with a zone that is down:
+// the calls that change a volume (delete, expand, modify) change every
+// replica, and nothing is changed in a zone that is down.
 func (p *Plugin) volumeReachable(v *state.Volume) error {
-	if p.zoneIDDown(v.Zone) {
-		return status.Errorf(codes.Unavailable, "volume %s is in zone %s, which is down (outage); retry when it is back", v.ID, v.Zone)
+	for _, z := range v.Zones() {
+		if p.zoneIDDown(z) {
+			return status.Errorf(codes.Unavailable, "volume %s is in zone %s, which is down (outage); retry when it is back", v.ID, z)
+		}
 	}
 	return nil
+}
+
+// volumeReadable is UNAVAILABLE for a volume none of whose zones is up.
+// A regional volume (volumes.replicas) is read and served through a
+// replica in a zone that is up: its snapshots, clones and group members
+// are cut, and nodes of that zone publish it, while another of its zones
+// is down. For a volume in one zone it is volumeReachable.
+func (p *Plugin) volumeReadable(v *state.Volume) error {
+	zones := v.Zones()
+	if slices.ContainsFunc(zones, func(z string) bool { return !p.zoneIDDown(z) }) {
+		return nil
+	}
+	return status.Errorf(codes.Unavailable, "volume %s is in zones %v, which are down (outage); retry when one is back", v.ID, zones)
 }
 
 // snapshotReachable is UNAVAILABLE for a snapshot with a copy in a zone
@@ -69,13 +90,15 @@ func (p *Plugin) snapshotReachable(s *state.Snapshot) error {
 }
 
 // nodeVolumeReachable is UNAVAILABLE when this node's zone is down or,
-// where this process also holds the records, the volume's zone is.
+// where this process also holds the records, every zone of the volume is:
+// a node of a zone that is up serves a regional volume through its
+// replica there.
 func (p *Plugin) nodeVolumeReachable(id string) error {
 	if p.cfg.ServeNode && p.zoneDown(p.cfg.Node.Zone) {
 		return status.Errorf(codes.Unavailable, "zone %s of node %s is down (outage); retry when it is back", p.topo.Zones[p.cfg.Node.Zone].ID(), p.cfg.NodeID)
 	}
 	if v := p.store.Volume(id); v != nil {
-		return p.volumeReachable(v)
+		return p.volumeReadable(v)
 	}
 	return nil
 }
@@ -95,6 +118,29 @@ func healthOf(id string, unreachable error) *csi.VolumeHealth {
 	}
 	return h
 }
+
+// controllerHealth is a volume's health as the controller sees it:
+// INACCESSIBLE when no zone of it is up, and for a regional volume with
+// some of its zones down DEGRADED, "usable but ... not operating
+// optimally" (csi.proto VolumeHealthErrorType): it is served through the
+// others, and INACCESSIBLE, which the CO "MAY interpret ... as volume not
+// being accessible from all nodes", would be wrong.
+func (p *Plugin) controllerHealth(v *state.Volume) *csi.VolumeHealth {
+	if err := p.volumeReadable(v); err != nil {
+		return healthOf(v.ID, err)
+	}
+	h := &csi.VolumeHealth{VolumeId: v.ID}
+	if err := p.volumeReachable(v); err != nil {
+		h.HealthStatuses = []*csi.VolumeHealth_VolumeHealthEntry{{
+			Status: csi.VolumeHealthErrorType_DEGRADED, Reason: ReasonReplicaZoneDown, Message: status.Convert(err).Message(),
+		}}
+	}
+	return h
+}
+
+// ReasonReplicaZoneDown is the VolumeHealthEntry reason of a regional
+// volume with a zone down and another up.
+const ReasonReplicaZoneDown = "ReplicaZoneDown"
 
 // ReasonZoneDown is the VolumeHealthEntry and StorageBackendHealth reason
 // of a zone outage.

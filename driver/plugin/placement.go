@@ -113,16 +113,52 @@ func (p *Plugin) placeVolume(tx *state.Tx, id string, spec *volumeSpec) (*state.
 		return nil, err
 	}
 	for _, i := range candidates {
-		z := p.topo.Zones[i]
-		if spec.size > room(z, tx.Usage(z.ID()).Bytes) {
+		if !p.fits(tx, i, spec.size) {
+			continue
+		}
+		replicas, ok := p.replicaZones(tx, i, candidates, spec.size)
+		if !ok {
 			continue
 		}
 		return &state.Volume{
-			ID: id, Name: spec.name, CapacityBytes: spec.size, Zone: z.ID(), Block: spec.block,
+			ID: id, Name: spec.name, CapacityBytes: spec.size, Zone: p.topo.Zones[i].ID(), Replicas: replicas, Block: spec.block,
 			Parameters: spec.params, MutableParameters: spec.mutable, SourceSnapshot: spec.sourceSnapshot, SourceVolume: spec.sourceVolume, Created: time.Now().UTC(),
 		}, nil
 	}
+	if p.topo.VolumeReplicas > 1 {
+		return nil, status.Errorf(codes.ResourceExhausted, "no room for %d bytes in %d zones of one region, the first among zones %s", spec.size, p.topo.VolumeReplicas, p.zoneNames(candidates))
+	}
 	return nil, status.Errorf(codes.ResourceExhausted, "no room for %d bytes in zones %s", spec.size, p.zoneNames(candidates))
+}
+
+// fits reports whether zone i is up and has room for size more bytes.
+func (p *Plugin) fits(tx *state.Tx, i int, size int64) bool {
+	z := p.topo.Zones[i]
+	return !p.zoneDown(i) && size <= room(z, tx.Usage(z.ID()).Bytes)
+}
+
+// replicaZones chooses the other zones of a regional volume whose first
+// zone is first (volumes.replicas): zones of first's region that are up
+// and have room, the candidates first (the requisite and preferred
+// zones, a clone's source zones), then the region's other zones in file
+// order. Those may lie outside the requisite: the volume is accessible
+// from its first zone, a requisite one, and TopologyRequirement lets the
+// SP "choose the remaining x-n unique topologies from the list of all
+// possible topologies". ok is false when the region has too few.
+func (p *Plugin) replicaZones(tx *state.Tx, first int, candidates []int, size int64) (zones []string, ok bool) {
+	want := p.topo.VolumeReplicas - 1
+	region := p.topo.Zones[first].Region
+	for _, i := range append(slices.Clone(candidates), allZones(p.topo)...) {
+		z := p.topo.Zones[i]
+		if len(zones) == want {
+			break
+		}
+		if i == first || z.Region != region || slices.Contains(zones, z.ID()) || !p.fits(tx, i, size) {
+			continue
+		}
+		zones = append(zones, z.ID())
+	}
+	return zones, len(zones) == want
 }
 
 // sourceZones narrows the requested zones to those the content source
@@ -146,10 +182,13 @@ func (p *Plugin) sourceZones(tx state.Reader, spec *volumeSpec) ([]int, error) {
 		if err := checkSourceFits(src.CapacityBytes, spec.size, src.Block, spec.block, "volume", src.ID); err != nil {
 			return nil, err
 		}
+		// A regional source is read through any of its replicas, so the
+		// clone may start in any of its zones.
+		home := p.zoneIndexes(src.Zones())
 		if !p.volumeAccessibility() {
-			return []int{p.zoneIndex(src.Zone)}, nil
+			return home, nil
 		}
-		return p.narrow(requested, []int{p.zoneIndex(src.Zone)}, "source volume "+src.ID+" in "+src.Zone)
+		return p.narrow(requested, home, fmt.Sprintf("source volume %s in %v", src.ID, src.Zones()))
 	case spec.sourceSnapshot != "":
 		snap := tx.Snapshot(spec.sourceSnapshot)
 		if snap == nil {
@@ -178,7 +217,7 @@ func (p *Plugin) placeSnapshot(tx *state.Tx, id string, spec *snapshotSpec) (*st
 	if src == nil {
 		return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.source)
 	}
-	if err := p.volumeReachable(src); err != nil {
+	if err := p.volumeReadable(src); err != nil {
 		return nil, err
 	}
 	candidates, err := p.snapshotCandidates(tx, src, spec)
@@ -224,12 +263,12 @@ func (p *Plugin) snapshotCandidates(tx *state.Tx, src *state.Volume, spec *snaps
 		// Nothing asked for another place, so the first copy stays with
 		// its source, as the README promises; a full source zone is not
 		// a reason to move the data to another zone or region.
-		home := p.zoneIndex(src.Zone)
+		home := p.homeZone(src)
 		switch {
 		case home < 0:
-			return nil, status.Errorf(codes.ResourceExhausted, "zone %s of source volume %s, where a snapshot without accessibility_requirements stays, has left the topology", src.Zone, src.ID)
+			return nil, status.Errorf(codes.ResourceExhausted, "zones %v of source volume %s, where a snapshot without accessibility_requirements stays, have left the topology", src.Zones(), src.ID)
 		case !p.snapshotRoom(tx, home):
-			return nil, status.Errorf(codes.ResourceExhausted, "snapshot quota exhausted in zone %s of source volume %s, where a snapshot without accessibility_requirements stays", src.Zone, src.ID)
+			return nil, status.Errorf(codes.ResourceExhausted, "snapshot quota exhausted in zone %s of source volume %s, where a snapshot without accessibility_requirements stays", p.topo.Zones[home].ID(), src.ID)
 		}
 		return p.nearZones(home), nil
 	}
@@ -240,22 +279,45 @@ func (p *Plugin) snapshotCandidates(tx *state.Tx, src *state.Volume, spec *snaps
 	return spec.candidates, nil
 }
 
+// homeZone is where a snapshot of src without requirements stays: the
+// first of its zones that is up (a regional volume is read through any
+// replica), else its first zone; -1 when they have all left the file.
+func (p *Plugin) homeZone(src *state.Volume) int {
+	zones := p.zoneIndexes(src.Zones())
+	for _, i := range zones {
+		if !p.zoneDown(i) {
+			return i
+		}
+	}
+	if len(zones) == 0 {
+		return -1
+	}
+	return zones[0]
+}
+
 // sourceZoneOnly is the one candidate of a driver that cuts snapshots
-// only where their source volume lives (snapshots.sourceZoneOnly): its
-// zone, when the requisite allows it. Anything else is a snapshot the
-// driver cannot make, RESOURCE_EXHAUSTED (spec.md CreateSnapshot Errors,
-// "Not enough resources to create snapshot"), naming the source zone so
-// the user sees where the class must allow. So is more than one copy.
+// only where their source volume lives (snapshots.sourceZoneOnly): a zone
+// of the source volume (the first requisite one of a regional volume's),
+// when the requisite allows one. Anything else is a snapshot the driver
+// cannot make, RESOURCE_EXHAUSTED (spec.md CreateSnapshot Errors, "Not
+// enough resources to create snapshot"), naming the source's zones so the
+// user sees where the class must allow. So is more than one copy.
 func (p *Plugin) sourceZoneOnly(src *state.Volume, spec *snapshotSpec) ([]int, error) {
-	home := p.zoneIndex(src.Zone)
+	home := p.homeZone(src)
+	if spec.candidates != nil {
+		home = -1
+		if i := slices.IndexFunc(spec.candidates, func(c int) bool { return slices.Contains(src.Zones(), p.topo.Zones[c].ID()) }); i >= 0 {
+			home = spec.candidates[i]
+		}
+	}
 	switch {
-	case home < 0:
-		return nil, status.Errorf(codes.ResourceExhausted, "zone %s of source volume %s, the only zone this driver cuts its snapshots in, has left the topology", src.Zone, src.ID)
 	case spec.copies > 1:
-		return nil, status.Errorf(codes.ResourceExhausted, "%s=%d: this driver cuts one copy of a snapshot, in its source volume's zone %s", ParamSnapshotCopies, spec.copies, src.Zone)
-	case spec.candidates != nil && !slices.Contains(spec.candidates, home):
-		return nil, status.Errorf(codes.ResourceExhausted, "source volume %s is in zone %s, outside the requisite topology %s: this driver cuts snapshots only in their source volume's zone",
-			src.ID, src.Zone, world.FormatSegments(spec.requirement.GetRequisite()))
+		return nil, status.Errorf(codes.ResourceExhausted, "%s=%d: this driver cuts one copy of a snapshot, in its source volume's zone %v", ParamSnapshotCopies, spec.copies, src.Zones())
+	case spec.candidates != nil && home < 0:
+		return nil, status.Errorf(codes.ResourceExhausted, "source volume %s is in zone %v, outside the requisite topology %s: this driver cuts snapshots only in their source volume's zone",
+			src.ID, src.Zones(), world.FormatSegments(spec.requirement.GetRequisite()))
+	case home < 0:
+		return nil, status.Errorf(codes.ResourceExhausted, "zone %v of source volume %s, the only zone this driver cuts its snapshots in, has left the topology", src.Zones(), src.ID)
 	}
 	return []int{home}, nil
 }
@@ -315,6 +377,18 @@ func (p *Plugin) snapshotSegments(s *state.Snapshot) []*csi.Topology {
 			seg = p.topo.RegionSegment(region)
 		}
 		out = append(out, &csi.Topology{Segments: seg})
+	}
+	return out
+}
+
+// zoneIndexes resolves stored zone IDs, leaving out zones that have left
+// the topology file.
+func (p *Plugin) zoneIndexes(ids []string) []int {
+	var out []int
+	for _, id := range ids {
+		if i := p.zoneIndex(id); i >= 0 {
+			out = append(out, i)
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"slices"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -14,7 +15,7 @@ import (
 // ControllerPublishVolume implements csi.ControllerServer. It enforces the
 // node's attach limit (spec: ControllerPublishVolume Errors, "Max volumes
 // attached" is RESOURCE_EXHAUSTED) and the volume's topology: a volume is
-// only published to a node in its zone. A read-write publish of a volume
+// only published to a node in one of its zones. A read-write publish of a volume
 // a group snapshot is cutting waits for no one: it is ABORTED (see
 // groupcut.go).
 func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
@@ -52,11 +53,8 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 		if v.Block != block {
 			return status.Errorf(codes.InvalidArgument, "volume_capability: access type differs from volume %s's", volID)
 		}
-		if err := p.volumeReachable(v); err != nil {
+		if err := p.publishable(v, node); err != nil {
 			return err
-		}
-		if p.volumeAccessibility() && p.zoneIndex(v.Zone) != node.Zone {
-			return status.Errorf(codes.FailedPrecondition, "volume %s lives in zone %s, node %s in zone %s", volID, v.Zone, nodeID, p.topo.Zones[node.Zone].ID())
 		}
 		if pub := tx.Publication(volID, nodeID); pub != nil {
 			if pub.Readonly != req.GetReadonly() {
@@ -165,4 +163,27 @@ func (p *Plugin) ControllerUnpublishVolume(ctx context.Context, req *csi.Control
 		return nil, err
 	}
 	return &csi.ControllerUnpublishVolumeResponse{}, nil
+}
+
+// publishable checks that node may use volume v now: a zone of the
+// volume is up (else UNAVAILABLE, outage.go), the node is in one of its
+// zones (else FAILED_PRECONDITION), and that zone is up: a regional
+// volume is published through its replica in the node's zone, so its
+// other zones may be down meanwhile.
+func (p *Plugin) publishable(v *state.Volume, node world.NodeInfo) error {
+	if err := p.volumeReadable(v); err != nil {
+		return err
+	}
+	if !p.volumeAccessibility() {
+		return nil
+	}
+	zones := v.Zones()
+	here := p.topo.Zones[node.Zone].ID()
+	switch {
+	case !slices.Contains(zones, here):
+		return status.Errorf(codes.FailedPrecondition, "volume %s lives in zones %v, node %s in zone %s", v.ID, zones, node.ID, here)
+	case p.zoneDown(node.Zone):
+		return status.Errorf(codes.Unavailable, "volume %s's replica in zone %s of node %s is down (outage); retry when it is back", v.ID, here, node.ID)
+	}
+	return nil
 }

@@ -56,7 +56,7 @@ func (p *Plugin) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	if src == nil {
 		return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", spec.source)
 	}
-	if err := p.volumeReachable(src); err != nil {
+	if err := p.volumeReadable(src); err != nil {
 		return nil, err // its data cannot be read
 	}
 	id := newID(snapshotPrefix)

@@ -124,7 +124,7 @@ func (p *Plugin) checkSource(spec *volumeSpec) error {
 		// A clone reads its source's data, which nothing may do while
 		// that zone is down (outage.go): UNAVAILABLE, as for every call
 		// that needs the zone's data.
-		if err := p.volumeReachable(src); err != nil {
+		if err := p.volumeReadable(src); err != nil {
 			return err
 		}
 		return p.sourcePlaceable(spec)
@@ -296,7 +296,8 @@ func (p *Plugin) sameVolume(tx *state.Tx, v *state.Volume, spec *volumeSpec) (*s
 // parameters, accessibility_requirements or volume_content_source").
 // Accessible from the requirement means from at least one requisite zone
 // (TopologyRequirement.requisite), which for a volume in one zone is its
-// zone; without a requisite every zone qualifies. Mutable parameters are
+// zone and for a regional one any of its zones; without a requisite every
+// zone qualifies. Mutable parameters are
 // not compared: sameVolume applies them.
 func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 	var why string
@@ -309,8 +310,8 @@ func (p *Plugin) checkSameVolume(v *state.Volume, spec *volumeSpec) error {
 		why = "its parameters differ"
 	case v.SourceSnapshot != spec.sourceSnapshot || v.SourceVolume != spec.sourceVolume:
 		why = "its volume_content_source differs"
-	case spec.candidates != nil && len(spec.requirement.GetRequisite()) > 0 && !slices.Contains(spec.candidates, p.zoneIndex(v.Zone)):
-		why = fmt.Sprintf("it lives in %s, outside the requisite topology %s", v.Zone, world.FormatSegments(spec.requirement.GetRequisite()))
+	case spec.candidates != nil && len(spec.requirement.GetRequisite()) > 0 && !slices.ContainsFunc(p.zoneIndexes(v.Zones()), func(i int) bool { return slices.Contains(spec.candidates, i) }):
+		why = fmt.Sprintf("it lives in %v, outside the requisite topology %s", v.Zones(), world.FormatSegments(spec.requirement.GetRequisite()))
 	default:
 		return nil
 	}
@@ -440,7 +441,7 @@ func (p *Plugin) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	}
 	var total, largest int64
 	for _, i := range zones {
-		free := p.availableBytes(i)
+		free := p.regionalBytes(i)
 		total = addCapped(total, free)
 		largest = max(largest, free)
 	}
@@ -465,6 +466,29 @@ func (p *Plugin) availableBytes(i int) int64 {
 		return 0
 	}
 	return p.freeBytes(i)
+}
+
+// regionalBytes is the largest volume whose first zone is i: its own
+// availableBytes, and for regional volumes (volumes.replicas) no more than
+// the other zones of its region that would take the replicas have, the
+// (replicas-1)-th most; none when the region has too few zones up.
+func (p *Plugin) regionalBytes(i int) int64 {
+	free := p.availableBytes(i)
+	want := p.topo.VolumeReplicas - 1
+	if want == 0 {
+		return free
+	}
+	var others []int64
+	for j, z := range p.topo.Zones {
+		if j != i && z.Region == p.topo.Zones[i].Region && !p.zoneDown(j) {
+			others = append(others, p.availableBytes(j))
+		}
+	}
+	if len(others) < want {
+		return 0
+	}
+	slices.Sort(others)
+	return min(free, others[len(others)-want])
 }
 
 func (p *Plugin) freeBytes(i int) int64 {
@@ -505,9 +529,12 @@ func (p *Plugin) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 		if err := p.volumeReachable(v); err != nil {
 			return err
 		}
-		z, _ := p.topo.Zone(v.Zone)
-		if size-v.CapacityBytes > room(z, tx.Usage(z.ID()).Bytes) {
-			return noRoomToGrow(z.ID(), id, size)
+		// Every replica grows, so every zone of the volume needs room.
+		for _, zone := range v.Zones() {
+			z, _ := p.topo.Zone(zone)
+			if size-v.CapacityBytes > room(z, tx.Usage(zone).Bytes) {
+				return noRoomToGrow(zone, id, size)
+			}
 		}
 		grown := *v
 		grown.CapacityBytes = size
@@ -541,7 +568,8 @@ func (p *Plugin) csiVolume(v *state.Volume) *csi.Volume {
 		out.ContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: v.SourceVolume}}}
 	}
 	if p.volumeAccessibility() {
-		out.AccessibleTopology = []*csi.Topology{{Segments: p.zoneSegment(v.Zone)}}
+		// A regional volume lists every zone it is accessible from.
+		out.AccessibleTopology = p.topo.ZoneSegments(v.Zones())
 	}
 	return out
 }

@@ -4,12 +4,16 @@ import "time"
 
 // Volume is a provisioned volume.
 type Volume struct {
-	ID            string            `json:"id"`
-	Name          string            `json:"name"`
-	CapacityBytes int64             `json:"capacityBytes"`
-	Zone          string            `json:"zone"`
-	Block         bool              `json:"block,omitempty"`
-	Parameters    map[string]string `json:"parameters,omitempty"`
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	CapacityBytes int64  `json:"capacityBytes"`
+	Zone          string `json:"zone"`
+	// Replicas are the other zones holding a replica of a regional
+	// volume (topology file volumes.replicas), in the order chosen. The
+	// volume is accessible from each, and its bytes count in each.
+	Replicas   []string          `json:"replicas,omitempty"`
+	Block      bool              `json:"block,omitempty"`
+	Parameters map[string]string `json:"parameters,omitempty"`
 	// MutableParameters are the current values of the parameters that
 	// ControllerModifyVolume changes, as CreateVolume's
 	// mutable_parameters and every modification since have set them.
@@ -22,6 +26,9 @@ type Volume struct {
 
 	vis visibility
 }
+
+// Zones are the zones holding the volume: Zone, then its replicas.
+func (v *Volume) Zones() []string { return append([]string{v.Zone}, v.Replicas...) }
 
 // Snapshot is a cut snapshot and the zones holding its copies.
 type Snapshot struct {

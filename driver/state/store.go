@@ -186,9 +186,15 @@ func (s *Store) zone(id string) *Usage {
 func (s *Store) indexVolumes() {
 	s.volumes.onPut = func(v *Volume) {
 		s.volumeNames[v.Name] = v.ID
-		s.zone(v.Zone).Bytes += v.CapacityBytes
+		for _, z := range v.Zones() {
+			s.zone(z).Bytes += v.CapacityBytes
+		}
 	}
-	s.volumes.onDelete = func(v *Volume) { s.zone(v.Zone).Bytes -= v.CapacityBytes }
+	s.volumes.onDelete = func(v *Volume) {
+		for _, z := range v.Zones() {
+			s.zone(z).Bytes -= v.CapacityBytes
+		}
+	}
 	s.volumes.onReap = func(v *Volume) { reapName(s.volumes, s.volumeNames, v, volumeName) }
 }
 

@@ -31,6 +31,16 @@ type Snapshots struct {
 	ReadyAfter metav1.Duration `json:"readyAfter,omitempty"`
 }
 
+// Volumes are the volume behaviours a topology file chooses.
+type Volumes struct {
+	// Replicas is how many zones of one region hold every new volume, as
+	// GCE regional PD and replicated arrays do: the volume is accessible
+	// from each (TopologyRequirement, x > n: the SP "MAY choose the
+	// remaining x-n unique topologies"). Absent: 1. Every region must
+	// have as many zones, and the driver must report a region key.
+	Replicas *int `json:"replicas,omitempty"`
+}
+
 // validateKnobs checks the settings that make the driver play another
 // driver family, after zones and nodes are known.
 func (t *Topology) validateKnobs(f File) error {
@@ -41,6 +51,9 @@ func (t *Topology) validateKnobs(f File) error {
 	}
 	t.Snapshots = f.Snapshots
 	t.TerseErrors = f.TerseErrors
+	if err := t.validateReplicas(f.Volumes); err != nil {
+		return err
+	}
 	if t.Snapshots.ReadyAfter.Duration < 0 {
 		return fmt.Errorf("snapshots.readyAfter: must not be negative, got %s", t.Snapshots.ReadyAfter.Duration)
 	}
@@ -56,6 +69,36 @@ func (t *Topology) validateKnobs(f File) error {
 		return fmt.Errorf("snapshots.defaultScope: %q must be %s, %s or %s", t.Snapshots.DefaultScope, ScopeZone, ScopeRegion, ScopeGlobal)
 	}
 	return t.validatePreattached(f)
+}
+
+// validateReplicas sets VolumeReplicas. A count no region can hold, or
+// replicas in "one region" of a driver that reports none, would make
+// every CreateVolume fail or mislead the CO, so they stop the driver.
+func (t *Topology) validateReplicas(v Volumes) error {
+	t.VolumeReplicas = 1
+	if v.Replicas == nil {
+		return nil
+	}
+	n := *v.Replicas
+	switch {
+	case n < 1:
+		return fmt.Errorf("volumes.replicas: %d must be at least 1 (absent: 1, a volume in one zone)", n)
+	case n == 1:
+		return nil
+	case t.Keys.OmitRegion:
+		return fmt.Errorf("volumes.replicas: %d places a volume in zones of one region, but keys.omitRegion reports no region", n)
+	}
+	zones := map[string]int{}
+	for _, z := range t.Zones {
+		zones[z.Region]++
+	}
+	for _, z := range t.Zones {
+		if zones[z.Region] < n {
+			return fmt.Errorf("volumes.replicas: %d is more than the %d zones of region %s", n, zones[z.Region], z.Region)
+		}
+	}
+	t.VolumeReplicas = n
+	return nil
 }
 
 // uniqueZoneNames: without a region key a segment tells zones apart by

@@ -117,20 +117,34 @@ func TestOmitRegion(t *testing.T) {
 	if got := topo.ReportedKeys(); !reflect.DeepEqual(got, []string{kZ, kK}) {
 		t.Errorf("ReportedKeys = %v, want zone and rack", got)
 	}
-	tests := []struct {
-		name      string
-		requisite []*csi.Topology
-		want      []int
-		wantErr   string
-	}{
+	checkCandidates(t, topo, []candidatesCase{
 		{"zone key", []*csi.Topology{{Segments: seg(kZ, "b")}}, []int{1}, ""},
 		{"zone and rack", []*csi.Topology{{Segments: seg(kZ, "a", kK, "k1")}}, []int{0}, ""},
 		{"region and zone beside a zone", []*csi.Topology{{Segments: seg(kR, "r2", kZ, "c")}, {Segments: seg(kZ, "b")}}, []int{1}, ""},
 		{"region and zone alone", []*csi.Topology{{Segments: seg(kR, "r1", kZ, "a")}}, nil, "names no zone of this driver"},
 		{"region alone", []*csi.Topology{{Segments: seg(kR, "r1")}}, nil, "names no zone of this driver"},
 		{"unknown key", []*csi.Topology{{Segments: seg("example.com/x", "a")}}, nil, "this driver uses " + kZ + " and " + kK},
+	})
+	if _, _, err := topo.FindSegment(seg(kR, "r1", kZ, "b")); err == nil {
+		t.Errorf("FindSegment of labels with a region key: no error, want one (the driver reports no region)")
 	}
-	for _, tc := range tests {
+	if z, _, err := topo.FindSegment(seg(kZ, "b")); err != nil || z != 1 {
+		t.Errorf("FindSegment(zone b) = %d, %v; want 1", z, err)
+	}
+}
+
+// candidatesCase is a requisite and the zones Candidates gives for it, or
+// the error it names.
+type candidatesCase struct {
+	name      string
+	requisite []*csi.Topology
+	want      []int
+	wantErr   string
+}
+
+func checkCandidates(t *testing.T, topo *world.Topology, cases []candidatesCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := topo.Candidates(&csi.TopologyRequirement{Requisite: tc.requisite})
 			if tc.wantErr != "" {
@@ -143,11 +157,5 @@ func TestOmitRegion(t *testing.T) {
 				t.Fatalf("Candidates = %v, %v; want %v", got, err, tc.want)
 			}
 		})
-	}
-	if _, _, err := topo.FindSegment(seg(kR, "r1", kZ, "b")); err == nil {
-		t.Errorf("FindSegment of labels with a region key: no error, want one (the driver reports no region)")
-	}
-	if z, _, err := topo.FindSegment(seg(kZ, "b")); err != nil || z != 1 {
-		t.Errorf("FindSegment(zone b) = %d, %v; want 1", z, err)
 	}
 }

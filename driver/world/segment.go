@@ -26,6 +26,17 @@ func (t *Topology) SegmentOf(region, zone string) map[string]string {
 	return map[string]string{t.Keys.Region: region, t.Keys.Zone: zone}
 }
 
+// ZoneSegments are the segments of the zones with the given IDs
+// ("region/zone"), in order: the accessible_topology of a volume in them.
+func (t *Topology) ZoneSegments(ids []string) []*csi.Topology {
+	out := make([]*csi.Topology, 0, len(ids))
+	for _, id := range ids {
+		region, zone, _ := strings.Cut(id, "/")
+		out = append(out, &csi.Topology{Segments: t.SegmentOf(region, zone)})
+	}
+	return out
+}
+
 // RegionSegment returns the segment covering every zone of a region.
 func (t *Topology) RegionSegment(region string) map[string]string {
 	return map[string]string{t.Keys.Region: region}
@@ -44,6 +55,12 @@ func (t *Topology) NodeSegment(i int, rack string) (map[string]string, error) {
 		return nil, fmt.Errorf("rack %q is not one of zone %s's racks %v", rack, z.ID(), z.Racks)
 	default:
 		seg[t.Keys.Rack] = rack
+	}
+	if t.Keys.NodeZone != "" {
+		seg[t.Keys.NodeZone] = z.Name
+	}
+	if t.Keys.NodeOS != "" {
+		seg[t.Keys.NodeOS] = NodeOSValue
 	}
 	return seg, nil
 }
@@ -148,8 +165,8 @@ func (t *Topology) selectValid(seg map[string]string) []int {
 }
 
 func (t *Topology) checkPair(k, v string) error {
-	if k != t.Keys.Region && k != t.Keys.Zone && k != t.Keys.Rack {
-		return fmt.Errorf("unknown topology key %q: this driver uses %s and %s", k, t.zoneKeys(), t.Keys.Rack)
+	if !t.knownKey(k) {
+		return fmt.Errorf("unknown topology key %q: this driver uses %s and %s%s", k, t.zoneKeys(), t.Keys.Rack, t.nodeKeys())
 	}
 	if errs := validation.IsQualifiedName(k); len(errs) > 0 {
 		return fmt.Errorf("topology key %q: %s", k, strings.Join(errs, "; "))
@@ -160,30 +177,57 @@ func (t *Topology) checkPair(k, v string) error {
 	return nil
 }
 
+// knownKey: the keys the driver reports, in a node's segment or a
+// volume's; a node-only key reported by NodeGetInfo is topology the CO
+// may send back (CreateVolumeRequest.accessibility_requirements).
+func (t *Topology) knownKey(k string) bool {
+	return k != "" && (k == t.Keys.Region || k == t.Keys.Zone || k == t.Keys.Rack || k == t.Keys.NodeZone || k == t.Keys.NodeOS)
+}
+
+// nodeKeys names the node-only keys for messages, or "".
+func (t *Topology) nodeKeys() string {
+	var keys []string
+	for _, k := range []string{t.Keys.NodeZone, t.Keys.NodeOS} {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	return ", and on nodes " + strings.Join(keys, " and ")
+}
+
 // selects reports whether segment seg covers zone i.
 func (t *Topology) selects(seg map[string]string, i int) bool {
-	z := t.Zones[i]
 	for k, v := range seg {
-		switch k {
-		case t.Keys.Region:
-			// Under keys.omitRegion the driver reports no region, so
-			// a segment naming one names no topology of this driver.
-			if t.Keys.OmitRegion || v != z.Region {
-				return false
-			}
-		case t.Keys.Zone:
-			if v != z.Name {
-				return false
-			}
-		case t.Keys.Rack:
-			if !slices.Contains(z.Racks, v) {
-				return false
-			}
-		default:
+		if !t.pairSelects(k, v, t.Zones[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// pairSelects reports whether one key and value of a segment agree with
+// zone z.
+func (t *Topology) pairSelects(k, v string, z ZoneInfo) bool {
+	switch {
+	case k == t.Keys.Region:
+		// Under keys.omitRegion the driver reports no region, so a
+		// segment naming one names no topology of this driver.
+		return !t.Keys.OmitRegion && v == z.Region
+	case k == t.Keys.Zone:
+		return v == z.Name
+	case k == t.Keys.Rack:
+		return slices.Contains(z.Racks, v)
+	case k != "" && k == t.Keys.NodeZone:
+		return v == z.Name
+	case k != "" && k == t.Keys.NodeOS:
+		// Every node of the driver runs it; any other value names no
+		// node of this driver.
+		return v == NodeOSValue
+	}
+	return false
 }
 
 // Covers reports whether any of segs covers zone i.

@@ -48,7 +48,20 @@ type Keys struct {
 	// one zone key do; a requested segment with the region key then names
 	// no zone, and zone names must be unique across regions.
 	OmitRegion bool `json:"omitRegion,omitempty"`
+	// NodeZone is a second zone key that only NodeGetInfo reports, with
+	// the zone's name, beside Zone (as EBS's topology.ebs.csi.aws.com/zone
+	// beside topology.kubernetes.io/zone); volumes and snapshots never
+	// carry it. A requested segment with it selects the zone so named.
+	NodeZone string `json:"nodeZone,omitempty"`
+	// NodeOS is a key that only NodeGetInfo reports, with the value
+	// NodeOSValue (as kubernetes.io/os). A requested segment with it
+	// selects every zone when it says NodeOSValue, none otherwise.
+	NodeOS string `json:"nodeOS,omitempty"`
 }
+
+// NodeOSValue is what a node reports under keys.nodeOS: the driver's
+// node plugins run on Linux only.
+const NodeOSValue = "linux"
 
 // File is the on-disk topology description.
 type File struct {
@@ -63,6 +76,8 @@ type File struct {
 	// Snapshots says where snapshots are usable from when the
 	// VolumeSnapshotClass does not, and where they may be cut.
 	Snapshots Snapshots `json:"snapshots,omitempty"`
+	// Volumes says how many zones hold every new volume.
+	Volumes Volumes `json:"volumes,omitempty"`
 	// PreattachedVolumesPerNode is how many volumes every node has
 	// attached from the start (a root disk), counted against its limit.
 	PreattachedVolumesPerNode int64 `json:"preattachedVolumesPerNode,omitempty"`
@@ -126,7 +141,10 @@ type Topology struct {
 	// TerseErrors: error messages carry only the code's meaning.
 	TerseErrors bool
 	// Snapshots has its DefaultScope filled in.
-	Snapshots         Snapshots
+	Snapshots Snapshots
+	// VolumeReplicas is how many zones of one region hold every new
+	// volume: 1 unless volumes.replicas says more.
+	VolumeReplicas    int
 	Zones             []ZoneInfo
 	byID              map[string]int
 	maxVolumesPerNode int64
@@ -232,11 +250,19 @@ func (k Keys) withDefaults() Keys {
 	return k
 }
 
-// validate requires three distinct label keys: segments are told apart by
-// key, and the keys become node labels and topology selector terms.
+// validate requires distinct label keys (three, and the node-only ones
+// when set): segments are told apart by key, and the keys become node
+// labels and topology selector terms.
 func (k Keys) validate() error {
 	seen := map[string]string{}
-	for _, kv := range [][2]string{{"region", k.Region}, {"zone", k.Zone}, {"rack", k.Rack}} {
+	pairs := [][2]string{{"region", k.Region}, {"zone", k.Zone}, {"rack", k.Rack}}
+	if k.NodeZone != "" {
+		pairs = append(pairs, [2]string{"nodeZone", k.NodeZone})
+	}
+	if k.NodeOS != "" {
+		pairs = append(pairs, [2]string{"nodeOS", k.NodeOS})
+	}
+	for _, kv := range pairs {
 		if errs := validation.IsQualifiedName(kv[1]); len(errs) > 0 {
 			return fmt.Errorf("keys.%s: %q is not a label key: %s", kv[0], kv[1], strings.Join(errs, "; "))
 		}

@@ -61,6 +61,20 @@ func TestDriverSection(t *testing.T) {
 			wantErr: "driver: the topology file it makes is not one the driver takes: snapshots.defaultScope"},
 		{name: "pre-attached without room", doc: "maxVolumesPerNode: 1\ndriver:\n  topology: {preattachedVolumesPerNode: 1}\n", wantErr: "preattachedVolumesPerNode: 1 must be less than maxVolumesPerNode (1)"},
 		{name: "omitRegion with regions is fine: zone names are unique", doc: "regions: 2\ndriver:\n  topology:\n    keys: {omitRegion: true}\n"},
+		{name: "regional volumes reach the driver", doc: "regions: 2\nzones: 4\ndriver:\n  topology:\n    volumes: {replicas: 2}\n",
+			check: func(t *testing.T, _ *Cluster, topo *world.Topology) {
+				if topo.VolumeReplicas != 2 {
+					t.Errorf("driver VolumeReplicas = %d, want 2", topo.VolumeReplicas)
+				}
+			}},
+		{name: "node-only keys reach the driver", doc: "driver:\n  topology:\n    keys: {omitRegion: true, nodeZone: topology.zonepath.csi.dev/zone, nodeOS: kubernetes.io/os}\n",
+			check: func(t *testing.T, _ *Cluster, topo *world.Topology) {
+				if topo.Keys.NodeZone != "topology.zonepath.csi.dev/zone" || topo.Keys.NodeOS != "kubernetes.io/os" {
+					t.Errorf("driver keys %+v: node-only keys lost", topo.Keys)
+				}
+			}},
+		{name: "more replicas than a region's zones", doc: "regions: 2\nzones: 3\ndriver:\n  topology:\n    volumes: {replicas: 2}\n",
+			wantErr: "volumes.replicas: 2 is more than the 1 zones of region region-2"},
 		{name: "negative racks", doc: "driver: {racksPerZone: -1}\n", wantErr: "driver.racksPerZone: -1 is not between 0 and 100"},
 	}
 	for _, tc := range cases {

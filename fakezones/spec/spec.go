@@ -120,6 +120,7 @@ type DriverSettings struct {
 type DriverTopology struct {
 	Keys                      world.Keys      `json:"keys,omitempty"`
 	Snapshots                 world.Snapshots `json:"snapshots,omitempty"`
+	Volumes                   world.Volumes   `json:"volumes,omitempty"`
 	PreattachedVolumesPerNode int64           `json:"preattachedVolumesPerNode,omitempty"`
 	TerseErrors               bool            `json:"terseErrors,omitempty"`
 }
@@ -426,7 +427,7 @@ func (f File) nodes() []Node {
 // controller can publish to them.
 func (c *Cluster) DriverTopology() world.File {
 	t := c.Driver.Topology
-	f := world.File{MaxVolumesPerNode: c.MaxVolumesPerNode, Keys: t.Keys, Snapshots: t.Snapshots, PreattachedVolumesPerNode: t.PreattachedVolumesPerNode, TerseErrors: t.TerseErrors}
+	f := world.File{MaxVolumesPerNode: c.MaxVolumesPerNode, Keys: t.Keys, Snapshots: t.Snapshots, Volumes: t.Volumes, PreattachedVolumesPerNode: t.PreattachedVolumesPerNode, TerseErrors: t.TerseErrors}
 	var racks []string
 	for i := range c.Driver.RacksPerZone {
 		racks = append(racks, RackName(i))
