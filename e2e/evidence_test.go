@@ -36,6 +36,9 @@ type claimEvidence struct {
 	Snapshot string
 	// ContentError is the source snapshot's content status.error.message.
 	ContentError string
+	// Misplaced describes the claim's volume when its nodeAffinity does
+	// not admit the selected node, "" otherwise.
+	Misplaced string
 }
 
 // podEvidence is what the cluster says about a pod that did not
@@ -70,6 +73,9 @@ func (c claimEvidence) blame() string {
 			return fmt.Sprintf("the CSI driver answered CreateVolume for claim %s with code %s (node %s)", c.Name, code, quoted(c.SelectedNode))
 		}
 		return fmt.Sprintf("the external-provisioner failed claim %s: %s", c.Name, ev.Message)
+	}
+	if c.Misplaced != "" {
+		return fmt.Sprintf("the CSI driver provisioned claim %s's %s, outside its selected node %s (CreateVolume's preferred segment)", c.Name, c.Misplaced, c.SelectedNode)
 	}
 	if c.ContentError != "" {
 		return fmt.Sprintf("the source of claim %s (%s) has a content error: %s", c.Name, c.Source, c.ContentError)
@@ -121,6 +127,9 @@ func (c claimEvidence) String() string {
 	if c.ContentError != "" {
 		fmt.Fprintf(&b, "\n    content status.error: %s", c.ContentError)
 	}
+	if c.Misplaced != "" {
+		fmt.Fprintf(&b, "\n    %s does not admit the selected node", c.Misplaced)
+	}
 	for _, ev := range c.Warnings {
 		fmt.Fprintf(&b, "\n    %s", eventLine(ev))
 	}
@@ -152,6 +161,9 @@ func (e *env) claimFacts(ctx context.Context, name string) claimEvidence {
 		return c
 	}
 	c.Phase, c.SelectedNode = string(claim.Status.Phase), claim.Annotations[annSelectedNode]
+	if claim.Status.Phase == v1.ClaimBound && c.SelectedNode != "" {
+		c.Misplaced = e.misplaced(ctx, claim.Spec.VolumeName, c.SelectedNode)
+	}
 	if ds := claim.Spec.DataSource; ds != nil {
 		c.Source = ds.Kind + "/" + ds.Name
 		if ds.Kind == "VolumeSnapshot" {
@@ -159,6 +171,20 @@ func (e *env) claimFacts(ctx context.Context, name string) claimEvidence {
 		}
 	}
 	return c
+}
+
+// misplaced describes volume when its nodeAffinity does not admit node,
+// or "".
+func (e *env) misplaced(ctx context.Context, volume, node string) string {
+	pv, err := e.f.ClientSet.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	n, err := e.f.ClientSet.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil || pvMatches(pv, n.Labels) {
+		return ""
+	}
+	return fmt.Sprintf("volume %s (%s)", pv.Name, pvAffinity(pv))
 }
 
 // snapshotFacts says how a VolumeSnapshot stands and its content's error.

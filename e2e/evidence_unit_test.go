@@ -57,6 +57,13 @@ func TestUnitEvidencePointsAtTheComponent(t *testing.T) {
 			want: []string{"pod p: FailedScheduling (x3): 0/6 nodes", "points at: kube-scheduler (FailedScheduling)"},
 		},
 		{
+			name: "the driver placed the volume outside the selected node",
+			p: podEvidence{Pod: "p", Claims: []claimEvidence{{Name: "c", Phase: "Bound", SelectedNode: "node-b-1", Misplaced: "volume pv-1 (node=zone-a)"}},
+				Warnings: []v1.Event{unschedulable}},
+			want: []string{"volume pv-1 (node=zone-a) does not admit the selected node", "points at: the CSI driver provisioned claim c's volume pv-1 (node=zone-a), outside its selected node node-b-1"},
+			not:  []string{"points at: kube-scheduler"},
+		},
+		{
 			name: "nobody said anything",
 			p:    podEvidence{Pod: "p"},
 			want: []string{"points at: nothing recorded a reason"},
