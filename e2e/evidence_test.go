@@ -149,6 +149,28 @@ func (e *env) warnings(ctx context.Context, object string) []v1.Event {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b v1.Event) int { return a.LastTimestamp.Compare(b.LastTimestamp.Time) })
+	return collapse(out)
+}
+
+// collapse joins events of one reason and message into the last of them,
+// counts summed: a scheduler retrying writes the same words many times.
+func collapse(events []v1.Event) []v1.Event {
+	var out []v1.Event
+	seen := map[string]int{}
+	for _, ev := range events {
+		key := ev.Reason + "\x00" + ev.Message
+		if i, ok := seen[key]; ok {
+			ev.Count = max(out[i].Count, 1) + max(ev.Count, 1)
+			out = append(out[:i], out[i+1:]...)
+			for k, j := range seen {
+				if j > i {
+					seen[k] = j - 1
+				}
+			}
+		}
+		seen[key] = len(out)
+		out = append(out, ev)
+	}
 	return out
 }
 

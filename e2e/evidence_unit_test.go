@@ -98,3 +98,14 @@ func TestUnitEvidenceNewestProvisioningFailedWins(t *testing.T) {
 		t.Fatalf("blame = %q, want the driver's InvalidArgument", got)
 	}
 }
+
+// TestUnitCollapseEvents: repeated words become one line with the
+// counts summed, in the order of their last occurrence.
+func TestUnitCollapseEvents(t *testing.T) {
+	a, b := warning("FailedScheduling", "x"), warning("ProvisioningFailed", "y")
+	a.Count, b.Count = 1, 2
+	got := collapse([]v1.Event{a, b, a, a})
+	if len(got) != 2 || got[0].Reason != "ProvisioningFailed" || got[1].Count != 3 || got[0].Count != 2 {
+		t.Fatalf("collapse = %+v, want ProvisioningFailed x2 then FailedScheduling x3", got)
+	}
+}
