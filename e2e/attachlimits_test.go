@@ -153,9 +153,22 @@ func (e *env) boundClaims(ctx context.Context, prefix string, node *v1.Node, n i
 		e.pvc(ctx, claims[i], sc, nil)
 	}
 	for _, c := range claims {
-		e.waitBound(ctx, c)
+		e.expectNoTopologyAsDeclared(e.waitBound(ctx, c))
 	}
 	return claims
+}
+
+// expectNoTopologyAsDeclared fails when the extension file says the
+// driver lacks VOLUME_ACCESSIBILITY_CONSTRAINTS but the volume carries a
+// nodeAffinity, which the provisioner writes only from the driver's
+// accessible_topology (csi.proto Volume.accessible_topology: "A plugin
+// that returns this field MUST also set the
+// VOLUME_ACCESSIBILITY_CONSTRAINTS plugin capability").
+func (e *env) expectNoTopologyAsDeclared(pv *v1.PersistentVolume) {
+	if e.ext.HasVolumeTopology() || pv.Spec.NodeAffinity == nil {
+		return
+	}
+	framework.Failf("volume %s has nodeAffinity %s, but the extension file says volumeTopology: false: the driver returned accessible_topology, which it MUST NOT without VOLUME_ACCESSIBILITY_CONSTRAINTS, or the file is wrong", pv.Name, pvAffinity(pv))
 }
 
 // node reads a node the extension file names.
