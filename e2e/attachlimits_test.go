@@ -153,9 +153,22 @@ func (e *env) boundClaims(ctx context.Context, prefix string, node *v1.Node, n i
 		e.pvc(ctx, claims[i], sc, nil)
 	}
 	for _, c := range claims {
-		e.waitBound(ctx, c)
+		e.expectNoTopologyAsDeclared(e.waitBound(ctx, c))
 	}
 	return claims
+}
+
+// expectNoTopologyAsDeclared fails when the extension file says the
+// driver lacks VOLUME_ACCESSIBILITY_CONSTRAINTS but the volume carries a
+// nodeAffinity, which the provisioner writes only from the driver's
+// accessible_topology (csi.proto Volume.accessible_topology: "A plugin
+// that returns this field MUST also set the
+// VOLUME_ACCESSIBILITY_CONSTRAINTS plugin capability").
+func (e *env) expectNoTopologyAsDeclared(pv *v1.PersistentVolume) {
+	if e.ext.HasVolumeTopology() || pv.Spec.NodeAffinity == nil {
+		return
+	}
+	framework.Failf("volume %s has nodeAffinity %s, but the extension file says volumeTopology: false: the driver returned accessible_topology, which it MUST NOT without VOLUME_ACCESSIBILITY_CONSTRAINTS, or the file is wrong", pv.Name, pvAffinity(pv))
 }
 
 // node reads a node the extension file names.
@@ -323,6 +336,7 @@ func defineAttachLimits(e *env) {
 	}
 
 	ginkgo.It("scenario 15g: with preventPodSchedulingIfMissing, a late registration of the driver lets the pending pod schedule", label, ginkgo.Serial, func(ctx context.Context) {
+		e.needNodeWithoutDriver()
 		a := e.needAttachLimits("lateNode", "registerCommand", "unregisterCommand")
 		e.needPreventScheduling()
 		node := e.node(ctx, "lateNode", a.LateNode)
@@ -345,11 +359,22 @@ func defineAttachLimits(e *env) {
 // missingDriverNode skips unless the case's node and the server version
 // are there, and checks the node is what the extension file says.
 func (e *env) missingDriverNode(ctx context.Context, c missingDriverCase) *v1.Node {
+	e.needNodeWithoutDriver()
 	e.needAttachLimits(c.key)
 	e.needPreventScheduling()
 	name := c.value(e.ext.AttachLimits)
 	c.check(e, ctx, name)
 	return e.node(ctx, c.key, name)
+}
+
+// needNodeWithoutDriver skips the specs that provision a volume for a
+// node the driver is not (yet) installed on when the driver is
+// node-local: its volumes live on the node that holds them, so the reason
+// is the driver's shape, not a key missing from the extension file.
+func (e *env) needNodeWithoutDriver() {
+	if why := e.ext.NodeLocalMissing(); why != "" {
+		e2eskipper.Skipf("%s", why)
+	}
 }
 
 // unregisterLate leaves lateNode without the driver, running

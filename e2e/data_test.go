@@ -31,7 +31,7 @@ func defineData(e *env) {
 
 	ginkgo.It("scenario 17: data written in a zone is read back from a snapshot restored into that zone", label, ginkgo.Label(labelSnapshotTopology), func(ctx context.Context) {
 		e.needSnapshotTopology()
-		seg := e.ext.Segments[0]
+		seg := e.segment(0)
 		token := names.SimpleNameGenerator.GenerateName("zonepath-")
 		wffc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
 
@@ -62,7 +62,7 @@ func defineData(e *env) {
 		if !e.driver.GetDriverInfo().Capabilities[storageframework.CapBlock] {
 			e2eskipper.Skipf("driver file: DriverInfo.Capabilities.block is not true: the driver has no raw block volumes to publish")
 		}
-		pin := e.driverNodeIn(ctx, e.ext.Segments[0])
+		pin := e.driverNodeIn(ctx, e.segment(0))
 		token := names.SimpleNameGenerator.GenerateName("zonepath-golden-")
 		claim := e.newClaim("golden", e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil))
 		claim.Spec.VolumeMode = ptr.To(v1.PersistentVolumeBlock)

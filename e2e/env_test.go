@@ -83,6 +83,21 @@ func (e *env) needSnapshotTopology() {
 	}
 }
 
+// needSegments skips unless the driver has volume topology and the
+// extension file lists at least n segments.
+func (e *env) needSegments(n int) {
+	if why := e.ext.SegmentsMissing(n); why != "" {
+		e2eskipper.Skipf("%s", why)
+	}
+}
+
+// segment is segments[i] of the extension file; the spec skips when the
+// file has no such segment (needSegments).
+func (e *env) segment(i int) driverext.Segment {
+	e.needSegments(i + 1)
+	return e.ext.Segments[i]
+}
+
 // terms turns segments into topology selector terms, one term per segment
 // and one value per key: the lossless form.
 func terms(segs ...driverext.Segment) []v1.TopologySelectorTerm {
@@ -255,21 +270,33 @@ func (e *env) createClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) 
 	framework.ExpectNoError(err, "creating PVC %s", claim.Name)
 }
 
-// waitBound waits for a claim to be bound and returns its volume.
+// waitBound waits for a claim to be bound and returns its volume. On
+// timeout the failure carries the claim's evidence (claimFacts): the
+// driver's code from the provisioner's events, the node chosen, the
+// source snapshot's content error.
 func (e *env) waitBound(ctx context.Context, name string) *v1.PersistentVolume {
 	var pv *v1.PersistentVolume
-	gomega.Eventually(ctx, func(ctx context.Context) error {
+	bound := pollUntil(ctx, e.timeout(), func(ctx context.Context) (bool, error) {
 		claim, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if claim.Status.Phase != v1.ClaimBound {
-			return fmt.Errorf("PVC %s is %s%s", name, claim.Status.Phase, e.lastEvent(ctx, name))
+		if err != nil || claim.Status.Phase != v1.ClaimBound {
+			return false, err
 		}
 		pv, err = e.f.ClientSet.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
-		return err
-	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+		return err == nil, err
+	})
+	if !bound {
+		c := e.claimFacts(ctx, name)
+		framework.Failf("PVC %s is not bound after %v:%s\n  points at: %s", name, e.timeout(), c, orNothing(c.blame()))
+	}
 	return pv
+}
+
+// orNothing is why, or a plain "nothing recorded a reason".
+func orNothing(why string) string {
+	if why == "" {
+		return "nothing recorded a reason (no Warning on the claim, no content error)"
+	}
+	return why
 }
 
 // lastEvent describes the newest event of an object, for failure messages.
@@ -531,19 +558,24 @@ func (e *env) driverNodeIn(ctx context.Context, seg driverext.Segment) map[strin
 	return nil
 }
 
-// waitScheduled waits until a pod is bound to a node and returns the node.
+// waitScheduled waits until a pod is bound to a node and returns the
+// node. On timeout the failure carries the evidence (podFacts): a
+// WaitForFirstConsumer pod is bound only once its claims are, so a
+// refused CreateVolume keeps it unscheduled, and the message must point at
+// the driver, not at the scheduler.
 func (e *env) waitScheduled(ctx context.Context, name string, timeout time.Duration) *v1.Node {
 	var node string
-	gomega.Eventually(ctx, func(ctx context.Context) error {
+	scheduled := pollUntil(ctx, timeout, func(ctx context.Context) (bool, error) {
 		pod, err := e.f.ClientSet.CoreV1().Pods(e.ns()).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return err
+			return false, err
 		}
-		if node = pod.Spec.NodeName; node == "" {
-			return fmt.Errorf("pod %s is not scheduled%s", name, e.lastEvent(ctx, name))
-		}
-		return nil
-	}).WithTimeout(timeout).WithPolling(poll).Should(gomega.Succeed())
+		node = pod.Spec.NodeName
+		return node != "", nil
+	})
+	if !scheduled {
+		framework.Failf("pod %s is not scheduled after %v:%s", name, timeout, e.podFacts(ctx, name))
+	}
 	n, err := e.f.ClientSet.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	return n

@@ -28,7 +28,7 @@ func defineGateOff(e *env) {
 		// A region-wide snapshot, so that the driver can restore it in
 		// a second segment: only the scheduler could keep the pod out.
 		other := e.needRegionWide()
-		seg := e.ext.Segments[0]
+		seg := e.segment(0)
 
 		// (a) The driver still returns accessible_topology; with the
 		// gate off the snapshotter must not turn it into nodeAffinity.

@@ -42,7 +42,7 @@ func defineGroupSnapshot(e *env) {
 		// requirements: each member is a Snapshot with its own
 		// accessible_topology, which its VolumeSnapshotContent must carry
 		// as a single snapshot's does (controllers/README.md).
-		segs := []driverext.Segment{e.ext.Segments[0], e.ext.Segments[1]}
+		segs := []driverext.Segment{e.segment(0), e.segment(1)}
 		members := e.groupSnapshotOf(ctx, "g19", segs)
 		affinities := make([][]v1.TopologySelectorTerm, len(members))
 		for i, m := range members {

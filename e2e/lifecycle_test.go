@@ -33,7 +33,7 @@ const beingCreated = "snapshot.storage.kubernetes.io/volumesnapshot-being-create
 // segments[1], whose WaitForFirstConsumer claim restores it; it returns
 // the content's name once the pod has a FailedScheduling naming them.
 func (e *env) waitingRestore(ctx context.Context, snapshot, pod string) string {
-	seg, elsewhere := e.ext.Segments[0], e.ext.Segments[1]
+	seg, elsewhere := e.segment(0), e.segment(1)
 	content := e.sourceSnapshot(ctx, snapshot, seg, nil, nil).GetName()
 	e.patchAffinity(ctx, content, terms(seg))
 	sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
@@ -381,13 +381,13 @@ func defineLifecycle(e *env) {
 		if why := e.ext.UnrestrictedMissing(); why != "" {
 			e2eskipper.Skipf("%s", why)
 		}
-		seg := e.ext.Segments[0]
+		seg := e.segment(0)
 		// Another region where there is one: the farthest a restricted
 		// snapshot could be from being usable.
 		target, why := e.ext.OtherRegion()
 		if why != "" {
 			framework.Logf("%s; restoring in segments[1]", why)
-			target = e.ext.Segments[1]
+			target = e.segment(1)
 		}
 		content := e.sourceSnapshot(ctx, "s9-snapshot", seg, e.ext.UnrestrictedSnapshotClassParameters, nil)
 		affinity := nodeAffinity(content)
@@ -403,7 +403,7 @@ func defineLifecycle(e *env) {
 
 	ginkgo.It("scenario 10: VolumeSnapshotClass.allowedTopologies reaches the driver: a snapshot of a segments[0] volume is usable from segments[1], and a pod where it is not stays Pending", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
-		source, allowed := e.ext.Segments[0], e.ext.Segments[1]
+		source, allowed := e.segment(0), e.segment(1)
 		if e.ext.SnapshotsInSourceSegmentOnly {
 			e.expectRefusedOutsideSource(ctx, source, allowed)
 			return
@@ -471,7 +471,7 @@ func defineLifecycle(e *env) {
 	})
 	ginkgo.It("scenario 18: a VolumeSnapshotClass.allowedTopologies naming a zone the driver does not have: a Warning with the driver's code, never ready, and the VolumeSnapshot can be deleted, leaving nothing", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
-		seg := e.ext.Segments[0]
+		seg := e.segment(0)
 		e.pvc(ctx, "s18-source", e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(seg)), nil)
 		e.waitBound(ctx, "s18-source")
 		class := e.snapshotClass(ctx, nil, terms(misspelt(seg, e.ext.RegionKey)))

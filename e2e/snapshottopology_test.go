@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -34,7 +35,7 @@ func (e *env) needRegionWide() driverext.Segment {
 	}
 	same := e.ext.SameRegion()
 	if same == nil {
-		e2eskipper.Skipf("driver ext: no segment after segments[0] is in its region (%s=%s)", e.ext.RegionKey, e.ext.Segments[0][e.ext.RegionKey])
+		e2eskipper.Skipf("driver ext: no segment after segments[0] is in its region (%s=%s)", e.ext.RegionKey, e.segment(0)[e.ext.RegionKey])
 	}
 	return same
 }
@@ -68,7 +69,7 @@ func defineSnapshotTopology(e *env) {
 
 	ginkgo.It("scenario 1: gives a VolumeSnapshotContent the driver's accessible topology as nodeAffinity, lossless and usable from the class's allowedTopologies", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
-		seg := e.ext.Segments[0]
+		seg := e.segment(0)
 		content := e.sourceSnapshot(ctx, "s1-snapshot", seg, nil, terms(seg))
 		affinity := nodeAffinity(content)
 		framework.Logf("VolumeSnapshotContent %s nodeAffinity %v", content.GetName(), affinity)
@@ -83,7 +84,7 @@ func defineSnapshotTopology(e *env) {
 
 	ginkgo.It("scenario 3: keeps a pod Pending with a FailedScheduling event naming the snapshot when no node is in its topology", label, func(ctx context.Context) {
 		e.needGate()
-		seg, elsewhere := e.ext.Segments[0], e.ext.Segments[1]
+		seg, elsewhere := e.segment(0), e.segment(1)
 		content := e.sourceSnapshot(ctx, "s3-snapshot", seg, nil, nil)
 		// An admin narrows the snapshot to seg; the pod may only go to
 		// elsewhere. The driver's own answer does not matter here.
@@ -105,7 +106,7 @@ func defineSnapshotTopology(e *env) {
 		// restore-outside-snapshot); the second half is a restore the
 		// driver could make elsewhere.
 		e.needSnapshotTopology()
-		seg, other := e.ext.Segments[0], e.ext.Segments[1]
+		seg, other := e.segment(0), e.segment(1)
 		content := e.sourceSnapshot(ctx, "s4-snapshot", seg, nil, terms(seg))
 		affinity := nodeAffinity(content)
 		allowed := terms(seg, other)
@@ -131,7 +132,7 @@ func defineSnapshotTopology(e *env) {
 	ginkgo.It("scenario 6: schedules a pending pod soon after an admin widens the content's nodeAffinity (requeued, not after a timeout)", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
 		other := e.needRegionWide()
-		seg := e.ext.Segments[0]
+		seg := e.segment(0)
 		content := e.sourceSnapshot(ctx, "s6-snapshot", seg, e.ext.RegionWideSnapshotClassParameters, nil)
 		e.patchAffinity(ctx, content.GetName(), terms(seg))
 		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
@@ -154,15 +155,19 @@ func defineSnapshotTopology(e *env) {
 		// With the gate off nothing writes nodeAffinity anyway, and the
 		// spec would pass without testing the driver's side.
 		e.needGate()
-		seg, elsewhere := e.ext.Segments[0], e.ext.Segments[1]
+		seg, elsewhere := e.segment(0), e.segment(1)
 		content := e.sourceSnapshot(ctx, "s8-snapshot", seg, nil, nil)
 		affinity := nodeAffinity(content)
 		gomega.Expect(affinity).To(gomega.BeEmpty(), "VolumeSnapshotContent %s has spec.nodeAffinity %v, although the driver does not advertise SNAPSHOT_ACCESSIBILITY_CONSTRAINTS", content.GetName(), affinity)
+		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
+		if e.ext.RestoresInSourceSegmentOnly {
+			e.restoreOnlyAtSource(ctx, "s8-snapshot", sc, seg, elsewhere)
+			return
+		}
 		// A snapshot without accessible_topology is usable everywhere (CSI
 		// spec), so the scheduler must not filter on it: a pod pinned to
 		// a segment other than the source's schedules there at once and
 		// its claim is restored for that node.
-		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
 		e.pvc(ctx, "restore", sc, snapshotSource("s8-snapshot"))
 		e.pod(ctx, "elsewhere", elsewhere, "restore")
 		node := e.waitScheduled(ctx, "elsewhere", e.timeout())
@@ -175,7 +180,7 @@ func defineSnapshotTopology(e *env) {
 
 	ginkgo.It("scenario 12: refuses an Immediate restore whose StorageClass.allowedTopologies is disjoint from the snapshot: Warning event on the PVC, no volume", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
-		seg := e.ext.Segments[0]
+		seg := e.segment(0)
 		content := e.sourceSnapshot(ctx, "s12-snapshot", seg, nil, terms(seg))
 		// Disjoint by the nodes: a driver may make the snapshot usable
 		// from more than seg (its region), which CSI allows.
@@ -195,7 +200,7 @@ func defineSnapshotTopology(e *env) {
 
 	ginkgo.It("scenario 13: leaves a pod with two snapshot-sourced claims from different segments unschedulable, with the reason", label, func(ctx context.Context) {
 		e.needSnapshotTopology()
-		a := e.ext.Segments[0]
+		a := e.segment(0)
 		ca := e.sourceSnapshot(ctx, "s13-a", a, nil, terms(a))
 		b := e.disjointSegment(ctx, "s13-a", ca)
 		cb := e.sourceSnapshot(ctx, "s13-b", b, nil, terms(b))
@@ -218,7 +223,7 @@ func defineSnapshotTopology(e *env) {
 // and a WaitForFirstConsumer class to restore into.
 func (e *env) placementSnapshot(ctx context.Context, name string) (affinity []v1.TopologySelectorTerm, class string) {
 	e.needSnapshotTopology()
-	content := e.sourceSnapshot(ctx, name, e.ext.Segments[0], nil, terms(e.ext.Segments[0]))
+	content := e.sourceSnapshot(ctx, name, e.segment(0), nil, terms(e.segment(0)))
 	affinity = nodeAffinity(content)
 	gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has no nodeAffinity%s", content.GetName(), restrictedHint)
 	e.needNodesOutside(ctx, affinity)
@@ -248,7 +253,7 @@ func (e *env) expectNarrowedByProvisioner(ctx context.Context) {
 		framework.Logf("scenario 4 without its region-wide half: no segment after segments[0] is in its region")
 		return
 	}
-	seg := e.ext.Segments[0]
+	seg := e.segment(0)
 	content := e.sourceSnapshot(ctx, "s4-regional", seg, e.ext.RegionWideSnapshotClassParameters, nil)
 	e.patchAffinity(ctx, content.GetName(), terms(seg))
 	allowed := terms(seg, same)
@@ -269,4 +274,43 @@ func (e *env) expectNarrowedByProvisioner(ctx context.Context) {
 		e.expectWithin(ctx, what, pvAdmits(pv), fmt.Sprintf("%s, VolumeSnapshotContent %s's nodeAffinity %v (a provisioner offering the driver class %v without intersecting it lets the driver restore outside it)",
 			seg, content.GetName(), terms(seg), allowed), inSeg(seg))
 	}
+}
+
+// refusalCodes are the codes a driver may answer CreateVolume with for a
+// restore it cannot make where the requisite asks (spec.md CreateVolume
+// Errors): RESOURCE_EXHAUSTED, "Unable to provision in
+// accessible_topology ... a new volume can not be provisioned with the
+// specified topology constraints", and INVALID_ARGUMENT, "Source
+// incompatible or not supported ... cannot create a volume from the
+// requested source".
+var refusalCodes = []string{"ResourceExhausted", "InvalidArgument"}
+
+// restoreOnlyAtSource is scenario 8 for a driver that restores only in
+// its source's segment (extension file restoresInSourceSegmentOnly, a
+// node-local driver): the snapshot has no accessible_topology, so the
+// scheduler places the pod pinned elsewhere and the driver must refuse
+// that restore with a code of refusalCodes, never provisioning it; a pod
+// pinned to the source's segment gets its restore. Any other code (a
+// NOT_FOUND for a snapshot that exists) fails, naming it.
+func (e *env) restoreOnlyAtSource(ctx context.Context, snapshot, sc string, seg, elsewhere driverext.Segment) {
+	e.pvc(ctx, "restore", sc, snapshotSource(snapshot))
+	e.pod(ctx, "elsewhere", elsewhere, "restore")
+	ev := e.waitEvent(ctx, "restore", "ProvisioningFailed with a gRPC code", func(ev v1.Event) bool {
+		return ev.Reason == "ProvisioningFailed" && !slices.Contains(retriedInPlace, rpcCode(ev.Message)) && rpcCode(ev.Message) != ""
+	})
+	if code := rpcCode(ev.Message); !slices.Contains(refusalCodes, code) {
+		framework.Failf("the driver answered the restore of %s in %s with code %s; a driver that restores only in the source's segment must refuse elsewhere with one of %v (spec.md CreateVolume Errors):%s",
+			snapshot, elsewhere, code, refusalCodes, e.claimFacts(ctx, "restore"))
+	}
+	framework.Logf("restore of %s in %s refused as declared (restoresInSourceSegmentOnly): %s", snapshot, elsewhere, eventLine(ev))
+	c := e.claimFacts(ctx, "restore")
+	gomega.Expect(c.Phase).To(gomega.Equal(string(v1.ClaimPending)), "claim restore, refused in %s, must not be bound:%s", elsewhere, c)
+	e.expectUnscheduled(ctx, "elsewhere")
+	e.pvc(ctx, "restore-home", sc, snapshotSource(snapshot))
+	e.pod(ctx, "home", seg, "restore-home")
+	node := e.waitScheduled(ctx, "home", e.timeout())
+	pv := e.waitBound(ctx, "restore-home")
+	gomega.Expect(termsMatch(terms(seg), node.Labels)).To(gomega.BeTrueBecause("pod pinned to %s landed on node %s (%v)", seg, node.Name, node.Labels))
+	gomega.Expect(pvMatches(pv, node.Labels)).To(gomega.BeTrueBecause("restored volume %s (%s) is accessible from node %s in the source's segment %s", pv.Name, pvAffinity(pv), node.Name, seg))
+	framework.Logf("restore of %s in the source's segment %s: node %s, volume %s %s", snapshot, seg, node.Name, pv.Name, pvAffinity(pv))
 }

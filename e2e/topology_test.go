@@ -17,6 +17,7 @@ func defineTopology(e *env) {
 	label := ginkgo.Label(labelTopology)
 
 	ginkgo.It("scenario 16a: provisions a WaitForFirstConsumer claim in the selected node's segment", label, func(ctx context.Context) {
+		e.needSegments(1)
 		sc := e.storageClass(ctx, storagev1.VolumeBindingWaitForFirstConsumer, nil)
 		e.pvc(ctx, "claim", sc, nil)
 		e.pod(ctx, "consumer", nil, "claim")
@@ -33,7 +34,7 @@ func defineTopology(e *env) {
 	})
 
 	ginkgo.It("scenario 16b: provisions an Immediate claim only in the StorageClass's allowedTopologies", label, func(ctx context.Context) {
-		seg := e.ext.Segments[1]
+		seg := e.segment(1)
 		sc := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(seg))
 		e.pvc(ctx, "claim", sc, nil)
 		pv := e.waitBound(ctx, "claim")
@@ -52,7 +53,7 @@ func defineTopology(e *env) {
 		if why != "" {
 			e2eskipper.Skipf("%s", why)
 		}
-		seg := e.ext.Segments[0]
+		seg := e.segment(0)
 		content := e.sourceSnapshot(ctx, "s16-snapshot", seg, e.ext.RegionWideSnapshotClassParameters, nil)
 		affinity := nodeAffinity(content)
 		framework.Logf("region-wide VolumeSnapshotContent %s nodeAffinity %v", content.GetName(), affinity)

@@ -373,3 +373,56 @@ func TestNodeOnlyKeys(t *testing.T) {
 		t.Fatalf("CreateVolume with a requisite of another OS only = %v, want INVALID_ARGUMENT (names no topology of the driver)", err)
 	}
 }
+
+// TestRestoreWhereCutOnly: with snapshots.restoreWhereCutOnly a snapshot
+// restores only in the zones holding its copies, with
+// SNAPSHOT_ACCESSIBILITY_CONSTRAINTS and without it (a node-local driver
+// whose snapshots report no accessible_topology): a requisite without
+// them is RESOURCE_EXHAUSTED (spec.md CreateVolume Errors, "Unable to
+// provision in accessible_topology"), and wider scopes are
+// INVALID_ARGUMENT. Without the knob and the capability, it restores
+// anywhere.
+func TestRestoreWhereCutOnly(t *testing.T) {
+	const knob = "snapshots: {restoreWhereCutOnly: true}\n"
+	tests := []struct {
+		name, world string
+		disable     []string
+		elsewhere   codes.Code
+	}{
+		{"knob, capability on", knob, nil, codes.ResourceExhausted},
+		{"knob, capability off", knob, []string{plugin.CapSnapshotAccessibility}, codes.ResourceExhausted},
+		{"no knob, capability off", "", []string{plugin.CapSnapshotAccessibility}, codes.OK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := drivertest.Start(t, drivertest.Options{World: tt.world + drivertest.World(""), Config: func(c *plugin.Config) {
+				if err := c.DisableCapabilities(tt.disable); err != nil {
+					t.Fatal(err)
+				}
+			}})
+			c := newCSIClient(t, d)
+			src := c.mustCreateVolume(drivertest.VolumeRequest("rwc-source", gib, &csi.TopologyRequirement{Requisite: zones("zone-b")}))
+			snap := c.mustCreateSnapshot("rwc-snap", src.GetVolumeId(), nil)
+			restore := func(name, zone string) error {
+				req := drivertest.VolumeRequest(name, gib, &csi.TopologyRequirement{Requisite: zones(zone)})
+				req.VolumeContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snap.GetSnapshotId()}}}
+				_, err := c.CreateVolume(context.Background(), req)
+				return err
+			}
+			if err := restore("rwc-home", "zone-b"); err != nil {
+				t.Fatalf("restore in the source's zone: %v", err)
+			}
+			if err := restore("rwc-elsewhere", "zone-a"); codeOf(err) != tt.elsewhere {
+				t.Fatalf("restore in another zone: %v, want %v", err, tt.elsewhere)
+			}
+			if tt.world == "" {
+				return
+			}
+			_, err := c.CreateSnapshot(context.Background(), &csi.CreateSnapshotRequest{Name: "rwc-global", SourceVolumeId: src.GetVolumeId(),
+				Parameters: map[string]string{plugin.ParamSnapshotScope: "global"}})
+			if codeOf(err) != codes.InvalidArgument {
+				t.Fatalf("global scope parameter: %v, want InvalidArgument", err)
+			}
+		})
+	}
+}

@@ -196,6 +196,13 @@ func (p *Plugin) sourceZones(tx state.Reader, spec *volumeSpec) ([]int, error) {
 		}
 		// checkSource compared access types and sizes before copying;
 		// a snapshot never changes.
+		if p.topo.Snapshots.RestoreWhereCutOnly {
+			// Also without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS: the CO
+			// "MAY assume" a snapshot without accessible_topology is
+			// usable everywhere, and a refusal is RESOURCE_EXHAUSTED
+			// as for any place the source does not allow.
+			return p.narrow(requested, p.copyZones(snap), fmt.Sprintf("snapshot %s, restorable only where it is cut (%s)", snap.ID, strings.Join(snap.Zones, ", ")))
+		}
 		if !p.snapshotAccessibility() {
 			return requested, nil
 		}
@@ -349,6 +356,17 @@ func (p *Plugin) snapshotZones(s *state.Snapshot) []int {
 			if !slices.Contains(out, z) {
 				out = append(out, z)
 			}
+		}
+	}
+	return out
+}
+
+// copyZones are the zones holding a snapshot's copies.
+func (p *Plugin) copyZones(s *state.Snapshot) []int {
+	out := make([]int, 0, len(s.Zones))
+	for _, z := range s.Zones {
+		if i := p.zoneIndex(z); i >= 0 {
+			out = append(out, i)
 		}
 	}
 	return out

@@ -118,6 +118,9 @@ func (s *snapshotSpec) parseParams(topo *world.Topology) error {
 			if v != world.ScopeZone && v != world.ScopeRegion && v != world.ScopeGlobal {
 				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: must be zone, region or global", k, v)
 			}
+			if v != world.ScopeZone && topo.Snapshots.RestoreWhereCutOnly {
+				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: this driver restores a snapshot only where it is cut (snapshots.restoreWhereCutOnly), so no snapshot can be usable from a wider place", k, v)
+			}
 			if v == world.ScopeRegion && topo.Keys.OmitRegion {
 				return status.Errorf(codes.InvalidArgument, "parameter %s=%q: this driver reports no region key (keys.omitRegion), so no snapshot can be usable from a region", k, v)
 			}

@@ -29,6 +29,12 @@ type Snapshots struct {
 	// snapshot) becomes ready_to_use, as a cloud snapshot that uploads
 	// (spec.md "The ready_to_use Parameter"); 0: at once.
 	ReadyAfter metav1.Duration `json:"readyAfter,omitempty"`
+	// RestoreWhereCutOnly: a snapshot restores only in the zones holding
+	// its copies, even when the driver does not advertise
+	// SNAPSHOT_ACCESSIBILITY_CONSTRAINTS, as a node-local driver's local
+	// copy (csi-driver-host-path, TopoLVM); a requisite without them is
+	// RESOURCE_EXHAUSTED. Snapshots are then zonal only.
+	RestoreWhereCutOnly bool `json:"restoreWhereCutOnly,omitempty"`
 }
 
 // Volumes are the volume behaviours a topology file chooses.
@@ -60,8 +66,15 @@ func (t *Topology) validateKnobs(f File) error {
 	switch t.Snapshots.DefaultScope {
 	case "":
 		t.Snapshots.DefaultScope = ScopeZone
-	case ScopeZone, ScopeGlobal:
+	case ScopeZone:
+	case ScopeGlobal:
+		if t.Snapshots.RestoreWhereCutOnly {
+			return fmt.Errorf("snapshots.defaultScope: %q says a snapshot is usable from every zone, but snapshots.restoreWhereCutOnly restores it only where it is cut", ScopeGlobal)
+		}
 	case ScopeRegion:
+		if t.Snapshots.RestoreWhereCutOnly {
+			return fmt.Errorf("snapshots.defaultScope: %q says a snapshot is usable from its whole region, but snapshots.restoreWhereCutOnly restores it only where it is cut", ScopeRegion)
+		}
 		if t.Keys.OmitRegion {
 			return fmt.Errorf("snapshots.defaultScope: %q needs a region key, but keys.omitRegion is set", ScopeRegion)
 		}

@@ -20,10 +20,31 @@ type File struct {
 	SnapshotTopology bool `json:"snapshotTopology"`
 	// FeatureGates is the state of the gates in the cluster under test.
 	FeatureGates FeatureGates `json:"featureGates"`
+	// VolumeTopology false says the driver lacks
+	// VOLUME_ACCESSIBILITY_CONSTRAINTS (NFS, iSCSI, SMB): its volumes
+	// carry no accessible_topology and are usable from every node. Then
+	// segments must be empty, and every spec that places volumes in
+	// segments skips naming it; the rest (KEP-5030's) run. Default true.
+	VolumeTopology *bool `json:"volumeTopology,omitempty"`
+	// NodeLocal says every segment of the driver is one node (a
+	// hostname-like key: csi-driver-host-path, TopoLVM, OpenEBS
+	// LocalPV): there is no region and no zone of several nodes, and a
+	// volume is usable on its node only. Specs that need a wider segment
+	// or a node without the driver skip naming it.
+	NodeLocal bool `json:"nodeLocal,omitempty"`
+	// RestoresInSourceSegmentOnly says the driver restores a snapshot
+	// only in its source volume's segment (a node-local driver's local
+	// copy) and refuses a restore elsewhere with RESOURCE_EXHAUSTED or
+	// INVALID_ARGUMENT. Scenario 8 (a driver without snapshot topology)
+	// then expects that refusal elsewhere and a restore in the source's
+	// segment, instead of a restore anywhere.
+	RestoresInSourceSegmentOnly bool `json:"restoresInSourceSegmentOnly,omitempty"`
 	// Segments are the topology segments the specs place volumes and
-	// snapshots in, each a map of topology key to value, best first. At
-	// least two; every key one of DriverInfo.TopologyKeys; each segment
-	// must have schedulable nodes with exactly these labels.
+	// snapshots in, each a map of topology key to value, best first.
+	// Every key one of DriverInfo.TopologyKeys; each segment must have
+	// schedulable nodes with exactly these labels. Most specs need two;
+	// with fewer (a one-zone cluster) they skip, saying so. None without
+	// volume topology.
 	Segments []Segment `json:"segments"`
 	// RegionKey is the topology key of a region, a segment wider than one
 	// of Segments; the multi-region spec needs it and two segments that
@@ -145,7 +166,7 @@ func Parse(data []byte) (*File, error) {
 		for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
 			msg = strings.TrimPrefix(msg, p)
 		}
-		return nil, fmt.Errorf("%s (known keys: snapshotTopology, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, unrestrictedSnapshotClassParameters, restrictedSnapshotClassParameters, storageCapacity, exhaustion.{exhaustedSegment, exhaustAfter, liftCommand, liftTimeout}, attachLimits.{%s}, %s)", msg, strings.Join(attachLimitsKeys, ", "), zoneOutageKeys)
+		return nil, fmt.Errorf("%s (known keys: snapshotTopology, volumeTopology, nodeLocal, restoresInSourceSegmentOnly, featureGates.VolumeSnapshotTopology, segments, regionKey, regionWideSnapshotClassParameters, unrestrictedSnapshotClassParameters, restrictedSnapshotClassParameters, storageCapacity, exhaustion.{exhaustedSegment, exhaustAfter, liftCommand, liftTimeout}, attachLimits.{%s}, %s)", msg, strings.Join(attachLimitsKeys, ", "), zoneOutageKeys)
 	}
 	return &f, nil
 }
@@ -153,8 +174,11 @@ func Parse(data []byte) (*File, error) {
 // Validate checks the file against the driver's topology keys
 // (DriverInfo.TopologyKeys of the upstream driver file).
 func (f *File) Validate(topologyKeys []string) error {
-	if len(f.Segments) < 2 {
-		return fmt.Errorf("segments: %d given, need at least two distinct segments with schedulable nodes", len(f.Segments))
+	if !f.HasVolumeTopology() {
+		return f.validateNoTopology()
+	}
+	if len(f.Segments) == 0 {
+		return fmt.Errorf("segments: none given; list the segments with schedulable nodes the specs place volumes in, or set volumeTopology: false for a driver without VOLUME_ACCESSIBILITY_CONSTRAINTS")
 	}
 	if len(topologyKeys) == 0 {
 		return fmt.Errorf("segments: the driver file's DriverInfo.TopologyKeys is empty, so no segment key can be checked; list the driver's topology keys there")
@@ -257,6 +281,12 @@ func (f *File) GateOffMissing() string {
 // RegionWideMissing is why a spec that needs region-wide snapshots cannot
 // run, or "".
 func (f *File) RegionWideMissing() string {
+	if why := f.noTopologyMissing(); why != "" {
+		return why
+	}
+	if len(f.RegionWideSnapshotClassParameters) == 0 && f.NodeLocal {
+		return nodeLocalWhy + "a snapshot of a node-local driver is usable from its node, never from a region"
+	}
 	if len(f.RegionWideSnapshotClassParameters) == 0 {
 		return "driver ext: regionWideSnapshotClassParameters is not set, so no snapshot usable outside its source's segment can be made"
 	}
@@ -266,6 +296,9 @@ func (f *File) RegionWideMissing() string {
 // UnrestrictedMissing is why a spec that needs snapshots with an empty
 // accessible_topology cannot run, or "".
 func (f *File) UnrestrictedMissing() string {
+	if why := f.noTopologyMissing(); why != "" {
+		return why
+	}
 	if len(f.UnrestrictedSnapshotClassParameters) == 0 {
 		return "driver ext: unrestrictedSnapshotClassParameters is not set, so no snapshot with an empty accessible_topology can be made"
 	}
@@ -274,6 +307,9 @@ func (f *File) UnrestrictedMissing() string {
 
 // ExhaustionMissing is why the RESOURCE_EXHAUSTED spec cannot run, or "".
 func (f *File) ExhaustionMissing() string {
+	if why := f.noTopologyMissing(); why != "" {
+		return why
+	}
 	if f.Exhaustion == nil {
 		return "driver ext: exhaustion is not set, so no segment can be made to run out of room for snapshots"
 	}
@@ -283,6 +319,12 @@ func (f *File) ExhaustionMissing() string {
 // OtherRegion returns the first segment whose RegionKey value differs from
 // segments[0]'s, or why there is none.
 func (f *File) OtherRegion() (Segment, string) {
+	if why := f.noTopologyMissing(); why != "" {
+		return nil, why
+	}
+	if f.RegionKey == "" && f.NodeLocal {
+		return nil, nodeLocalWhy + "its segments are single nodes, with no region key"
+	}
 	if f.RegionKey == "" {
 		return nil, "driver ext: regionKey is not set"
 	}
@@ -299,6 +341,9 @@ func (f *File) OtherRegion() (Segment, string) {
 // region (or any second segment when RegionKey is unset): the pair a
 // region-wide snapshot of a segments[0] volume covers.
 func (f *File) SameRegion() Segment {
+	if len(f.Segments) < 2 {
+		return nil
+	}
 	for _, s := range f.Segments[1:] {
 		if f.RegionKey == "" || s[f.RegionKey] == f.Segments[0][f.RegionKey] {
 			return s

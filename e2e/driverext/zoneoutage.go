@@ -56,6 +56,9 @@ func (f *File) RegionMate(seg Segment) Segment {
 
 // ZoneOutageMissing is why the zone outage spec cannot run, or "".
 func (f *File) ZoneOutageMissing() string {
+	if why := f.noTopologyMissing(); why != "" {
+		return why
+	}
 	switch {
 	case f.ZoneOutage == nil:
 		return "driver ext: zoneOutage is not set (a zone the suite may take down, and the commands)"

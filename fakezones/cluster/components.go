@@ -292,7 +292,7 @@ func (u *up) capacityEnv() []string {
 // file: a zonepath controller under its own name, with its own socket,
 // state and data (kubelet.ExtraDriverDir), the same topology file and
 // its disabled capabilities, and the same choice of sidecars as the main
-// driver. The kubelet stand-in serves their node plugins. Each process is
+// driver (its provisioner with --strict-topology when it asks for it). The kubelet stand-in serves their node plugins. Each process is
 // named after the driver, and so is its log.
 func (u *up) extraDrivers() []component {
 	var out []component
@@ -307,7 +307,12 @@ func (u *up) extraDrivers() []component {
 		}})
 		// No leader election: the leases deploy/rbac names are those of
 		// zonepath.csi.dev, and the main driver's sidecars exercise them.
-		out = append(out, u.sidecarsOn(d.Name+"-", socket, []string{"--leader-election=false"})...)
+		sidecars := u.sidecarsOn(d.Name+"-", socket, []string{"--leader-election=false"})
+		if d.StrictTopology {
+			// sidecarsOn puts the provisioner first.
+			sidecars[0].args = append(sidecars[0].args, "--strict-topology")
+		}
+		out = append(out, sidecars...)
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zonepath/zonepath/fakezones/spec"
 )
 
 // TestNodeLeaseSeconds: kubelet's 40 s for small clusters, then a tenth
@@ -45,6 +47,19 @@ func TestMaxBackoff(t *testing.T) {
 			if !slices.Equal(got, tc.want[c.name]) {
 				t.Errorf("MaxBackoff %v: %s gets %v, want %v", tc.backoff, c.name, got, tc.want[c.name])
 			}
+		}
+	}
+}
+
+// TestExtraDriverStrictTopology: an extra driver's strictTopology gives
+// its provisioner, and nothing else, --strict-topology.
+func TestExtraDriverStrictTopology(t *testing.T) {
+	cl := &spec.Cluster{File: spec.File{ExtraDrivers: []spec.ExtraDriver{{Name: "strict.dev", StrictTopology: true}, {Name: "loose.dev"}}}}
+	u := &up{o: Options{BinDir: t.TempDir(), Cluster: cl}, w: &workDir{dir: "/work"}}
+	for _, c := range u.extraDrivers() {
+		want := c.name == "strict.dev-provisioner"
+		if got := slices.Contains(c.args, "--strict-topology"); got != want {
+			t.Errorf("%s: --strict-topology %v, want %v (args %v)", c.name, got, want, c.args)
 		}
 	}
 }

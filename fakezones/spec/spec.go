@@ -133,6 +133,12 @@ type ExtraDriver struct {
 	// advertise (zonepath --disable-capabilities), so that it plays a
 	// driver without them.
 	DisableCapabilities []string `json:"disableCapabilities,omitempty"`
+	// StrictTopology runs its provisioner with --strict-topology: a
+	// WaitForFirstConsumer claim's CreateVolume gets only the selected
+	// node's segment as requisite, as node-local drivers deploy it
+	// (csi-driver-host-path's distributed provisioning), so the driver
+	// cannot answer with a volume on another node.
+	StrictTopology bool `json:"strictTopology,omitempty"`
 }
 
 // NodeOverride changes one node.

@@ -32,7 +32,8 @@ var capabilities = map[string]string{
 	// A regional or replicated volume is accessible from more than its
 	// requisite: zonepath-sanity needs a configured segment it is not.
 	"segment-outside-source": "every configured segment meets a place a source volume is accessible from (regional or replicated volumes), so no snapshot requisite can leave the source's segment out",
-	"volume-topology":        "the driver reports no accessible_topology for volumes or nodes",
+	"volume-topology":        "the driver reports no accessible_topology for volumes or nodes (no VOLUME_ACCESSIBILITY_CONSTRAINTS: NFS, iSCSI, SMB)",
+	"node-local":             "every segment is one node (csi-driver-host-path, TopoLVM, OpenEBS LocalPV): no region, no segment of several nodes, no volume for a node without the driver",
 	"nodes-elsewhere":        "every schedulable node is inside the segment a spec restricts to",
 	"topology-labels":        "a node lacks a label of DriverInfo.TopologyKeys",
 	"hostname-label":         "a node lacks kubernetes.io/hostname",
@@ -90,6 +91,9 @@ var skipRules = []skipRule{
 	rule(e2eSuite, "capability-off", `driver ext: snapshotTopology is true; scenario 8 is for a driver without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS.*`),
 	rule(e2eSuite, "gate-on", `driver ext: featureGates\.VolumeSnapshotTopology is false in this cluster`),
 	rule(e2eSuite, "gate-off", `driver ext: featureGates\.VolumeSnapshotTopology is true in this cluster; the gate-off specs need .*`),
+	rule(e2eSuite, "volume-topology", `driver ext: volumeTopology is false \(the driver lacks VOLUME_ACCESSIBILITY_CONSTRAINTS\).*`),
+	rule(e2eSuite, "two-segments", `driver ext: segments lists \d+ segment\(s\); the spec needs \d+`),
+	rule(e2eSuite, "node-local", `driver ext: nodeLocal is true: .*`),
 	rule(e2eSuite, "region-wide-snapshots", `driver ext: regionWideSnapshotClassParameters is not set.*`),
 	rule(e2eSuite, "global-snapshots", `driver ext: unrestrictedSnapshotClassParameters is not set.*`),
 	rule(e2eSuite, "exhaustion", `driver ext: exhaustion is not set.*`),

@@ -28,6 +28,11 @@ func TestClassifyDriverextReasons(t *testing.T) {
 	gateOffNoCap.SnapshotTopology = false
 	noRegionKey := full()
 	noRegionKey.RegionKey = ""
+	noTopology := &driverext.File{VolumeTopology: new(bool), FeatureGates: driverext.FeatureGates{VolumeSnapshotTopology: true}}
+	oneSegment := full()
+	oneSegment.Segments = oneSegment.Segments[:1]
+	nodeLocal := full()
+	nodeLocal.RegionKey, nodeLocal.NodeLocal = "", true
 	withLimits := full()
 	withLimits.AttachLimits = &driverext.AttachLimits{MaxVolumesPerNode: 4}
 	tests := []struct {
@@ -44,6 +49,15 @@ func TestClassifyDriverextReasons(t *testing.T) {
 		{"no attachLimits.lateNode", withLimits.AttachLimitsMissing("lateNode"), "attach-limit"},
 		{"no region key", second(noRegionKey.OtherRegion()), "region-key"},
 		{"one region", second(full().OtherRegion()), "multi-region"},
+		{"no volume topology", noTopology.SegmentsMissing(1), "volume-topology"},
+		{"no volume topology, exhaustion", noTopology.ExhaustionMissing(), "volume-topology"},
+		{"no volume topology, zone outage", noTopology.ZoneOutageMissing(), "volume-topology"},
+		{"no volume topology, unrestricted", noTopology.UnrestrictedMissing(), "volume-topology"},
+		{"no volume topology, region", second(noTopology.OtherRegion()), "volume-topology"},
+		{"one segment", oneSegment.SegmentsMissing(2), "two-segments"},
+		{"node-local, region", second(nodeLocal.OtherRegion()), "node-local"},
+		{"node-local, region-wide", nodeLocal.RegionWideMissing(), "node-local"},
+		{"node-local, node without the driver", nodeLocal.NodeLocalMissing(), "node-local"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
