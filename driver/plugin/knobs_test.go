@@ -171,17 +171,7 @@ func TestPreattachedVolumes(t *testing.T) {
 			if want := max(tt.max, tt.flagMax); info.GetMaxVolumesPerNode() != want {
 				t.Fatalf("max_volumes_per_node = %d, want %d", info.GetMaxVolumesPerNode(), want)
 			}
-			for i := int64(0); i <= tt.fit; i++ {
-				v := c.mustCreateVolume(drivertest.VolumeRequest("pre-"+itoa(i), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
-				_, err := c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: v.GetVolumeId(), NodeId: info.GetNodeId(), VolumeCapability: drivertest.MountCapability()})
-				want := codes.OK
-				if i == tt.fit {
-					want = codes.ResourceExhausted
-				}
-				if codeOf(err) != want {
-					t.Fatalf("publish %d of %d that fit: %v, want %v", i+1, tt.fit, err, want)
-				}
-			}
+			expectPublishesFit(t, c, info, "pre", tt.fit)
 		})
 	}
 }
@@ -216,18 +206,26 @@ func TestPublishLimit(t *testing.T) {
 			if info.GetMaxVolumesPerNode() != tt.reported {
 				t.Fatalf("max_volumes_per_node = %d, want %d", info.GetMaxVolumesPerNode(), tt.reported)
 			}
-			for i := int64(0); i <= tt.fit; i++ {
-				v := c.mustCreateVolume(drivertest.VolumeRequest("pl-"+itoa(i), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
-				_, err := c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: v.GetVolumeId(), NodeId: info.GetNodeId(), VolumeCapability: drivertest.MountCapability()})
-				want := codes.OK
-				if i == tt.fit {
-					want = codes.ResourceExhausted
-				}
-				if codeOf(err) != want {
-					t.Fatalf("publish %d, %d fit: %v, want %v", i+1, tt.fit, err, want)
-				}
-			}
+			expectPublishesFit(t, c, info, "pl", tt.fit)
 		})
+	}
+}
+
+// expectPublishesFit publishes new volumes to the node until one more
+// than fit: the first fit succeed, the next is RESOURCE_EXHAUSTED (spec.md
+// ControllerPublishVolume Errors, "Max volumes attached").
+func expectPublishesFit(t *testing.T, c *client, info *csi.NodeGetInfoResponse, prefix string, fit int64) {
+	t.Helper()
+	for i := int64(0); i <= fit; i++ {
+		v := c.mustCreateVolume(drivertest.VolumeRequest(prefix+"-"+itoa(i), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
+		_, err := c.ControllerPublishVolume(context.Background(), &csi.ControllerPublishVolumeRequest{VolumeId: v.GetVolumeId(), NodeId: info.GetNodeId(), VolumeCapability: drivertest.MountCapability()})
+		want := codes.OK
+		if i == fit {
+			want = codes.ResourceExhausted
+		}
+		if codeOf(err) != want {
+			t.Fatalf("publish %d of %d that fit: %v, want %v", i+1, fit, err, want)
+		}
 	}
 }
 
