@@ -3,6 +3,7 @@ package sanity
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
@@ -27,16 +28,18 @@ func (s *suite) needGroupSnapshots() {
 }
 
 var _ = describe("Group snapshot topology [zonepath]", []func(*suite){(*suite).needSnapshots, (*suite).needGroupSnapshots}, func(s *suite) {
-	It("returns each group snapshot member with the group's ID and one accessible_topology, the same in ListSnapshots and GetSnapshot (csi.proto Snapshot.group_snapshot_id: \"MUST be the same as the group_snapshot_id\"; accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS)", ruleGroup, func() {
+	It("returns each group snapshot member with the group's ID and one accessible_topology, the same in ListSnapshots and GetSnapshot (csi.proto Snapshot.group_snapshot_id: \"MUST be the same as the group_snapshot_id\"; accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS; VolumeGroupSnapshot.ready_to_use: MUST be false while a member's is; CreateVolumeGroupSnapshot MUST be idempotent)", ruleGroup, func() {
 		segs := s.needSegments(2)
 		group := csi.NewGroupControllerClient(s.sc.ControllerConn)
 		sources := map[string]*csi.Topology{}
 		for i, seg := range segs[:2] {
 			sources[s.volume(fmt.Sprintf("zp-group-source-%d", i), seg).GetVolumeId()] = seg
 		}
-		g := s.cutGroup(group, sources)
+		g, req := s.cutGroup(group, sources)
 		defer s.deleteGroup(group, g)
 		Expect(g.GetSnapshots()).To(HaveLen(len(sources)), "CreateVolumeGroupSnapshot of %d volumes", len(sources))
+		groupReady(g)
+		sameGroup(group, req, g)
 		topology := s.d.pluginCapability(snapshotTopologyCap)
 		for _, m := range g.GetSnapshots() {
 			Expect(sources).To(HaveKey(m.GetSourceVolumeId()), "member %s names a source volume not in the request", m.GetSnapshotId())
@@ -60,17 +63,19 @@ var _ = describe("Group snapshot topology [zonepath]", []func(*suite){(*suite).n
 // (CreateVolumeGroupSnapshot Errors, "Cannot snapshot multiple volumes
 // together"): that is reported, and the group is cut of two volumes of
 // the first segment instead. Any other error fails.
-func (s *suite) cutGroup(group csi.GroupControllerClient, sources map[string]*csi.Topology) *csi.VolumeGroupSnapshot {
+func (s *suite) cutGroup(group csi.GroupControllerClient, sources map[string]*csi.Topology) (*csi.VolumeGroupSnapshot, *csi.CreateVolumeGroupSnapshotRequest) {
 	ctx := context.Background()
+	var req *csi.CreateVolumeGroupSnapshotRequest
 	create := func() (*csi.CreateVolumeGroupSnapshotResponse, error) {
 		ids := make([]string, 0, len(sources))
 		for id := range sources {
 			ids = append(ids, id)
 		}
-		return group.CreateVolumeGroupSnapshot(ctx, &csi.CreateVolumeGroupSnapshotRequest{
+		req = &csi.CreateVolumeGroupSnapshotRequest{
 			Name: sanity.UniqueString("zp-group"), SourceVolumeIds: ids,
 			Parameters: s.sc.Config.TestSnapshotParameters, Secrets: s.sc.Secrets.CreateSnapshotSecret,
-		})
+		}
+		return group.CreateVolumeGroupSnapshot(ctx, req)
 	}
 	resp, err := create()
 	if code(err) == codes.FailedPrecondition {
@@ -87,7 +92,32 @@ func (s *suite) cutGroup(group csi.GroupControllerClient, sources map[string]*cs
 		resp, err = create()
 	}
 	Expect(err).NotTo(HaveOccurred(), "CreateVolumeGroupSnapshot")
-	return resp.GetGroupSnapshot()
+	return resp.GetGroupSnapshot(), req
+}
+
+// sameGroup reissues the request that cut g, as a CO does while waiting
+// for ready_to_use. spec.md CreateVolumeGroupSnapshot: "calls to this
+// function MUST be idempotent ... the group snapshot MUST only be created
+// once", and for a group of the same name, source_volume_ids and
+// parameters that was cut "the Plugin MUST reply 0 OK with the
+// corresponding CreateVolumeGroupSnapshotResponse": the same group, the
+// same members.
+func sameGroup(group csi.GroupControllerClient, req *csi.CreateVolumeGroupSnapshotRequest, g *csi.VolumeGroupSnapshot) {
+	GinkgoHelper()
+	resp, err := group.CreateVolumeGroupSnapshot(context.Background(), req)
+	Expect(err).NotTo(HaveOccurred(), "the same CreateVolumeGroupSnapshot again")
+	again := resp.GetGroupSnapshot()
+	Expect(again.GetGroupSnapshotId()).To(Equal(g.GetGroupSnapshotId()), "the same CreateVolumeGroupSnapshot again returned another group")
+	Expect(memberIDs(again)).To(Equal(memberIDs(g)), "the same CreateVolumeGroupSnapshot again returned other members")
+}
+
+func memberIDs(g *csi.VolumeGroupSnapshot) []string {
+	ids := make([]string, 0, len(g.GetSnapshots()))
+	for _, m := range g.GetSnapshots() {
+		ids = append(ids, m.GetSnapshotId())
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // deleteGroup deletes a group snapshot with its members, before the
@@ -101,4 +131,25 @@ func (s *suite) deleteGroup(group csi.GroupControllerClient, g *csi.VolumeGroupS
 		GroupSnapshotId: g.GetGroupSnapshotId(), SnapshotIds: ids, Secrets: s.sc.Secrets.DeleteSnapshotSecret,
 	})
 	Expect(err).NotTo(HaveOccurred(), "DeleteVolumeGroupSnapshot %s", g.GetGroupSnapshotId())
+}
+
+// groupReady holds a group's ready_to_use to its members'. spec.md
+// VolumeGroupSnapshot.ready_to_use: "If any snapshot in the list of
+// snapshots in this message have ready_to_use set to false, the SP MUST set
+// this field to false", and if all have it true "the SP SHOULD set this
+// field to true": a group not ready with every member ready is reported.
+func groupReady(g *csi.VolumeGroupSnapshot) {
+	GinkgoHelper()
+	var pending []string
+	for _, m := range g.GetSnapshots() {
+		if !m.GetReadyToUse() {
+			pending = append(pending, m.GetSnapshotId())
+		}
+	}
+	switch {
+	case len(pending) > 0:
+		Expect(g.GetReadyToUse()).To(BeFalse(), "group snapshot %s is ready_to_use while its members %v are not", g.GetGroupSnapshotId(), pending)
+	case !g.GetReadyToUse():
+		warn(shouldNotMet, "group ready_to_use", fmt.Sprintf("group snapshot %s is not ready_to_use though all %d members are", g.GetGroupSnapshotId(), len(g.GetSnapshots())))
+	}
 }

@@ -47,6 +47,13 @@ var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
 		resp, err := s.r.ControllerGetVolumeHealth(ctx, &csi.ControllerGetVolumeHealthRequest{VolumeId: vol.GetVolumeId()})
 		Expect(err).NotTo(HaveOccurred(), "ControllerGetVolumeHealth of a known volume")
 		Expect(resp.GetVolumeHealth().GetVolumeId()).To(Equal(vol.GetVolumeId()), "volume_health.volume_id (REQUIRED)")
+		// spec.md ControllerGetVolumeHealth: "The Plugin SHOULD return a
+		// VolumeHealth entry with empty health_statuses when the volume is
+		// known and no adverse health condition exists". A fresh volume may
+		// have one (a degraded pool), so this is only reported.
+		if st := resp.GetVolumeHealth().GetHealthStatuses(); len(st) > 0 {
+			warn(shouldNotMet, "health of a fresh volume", fmt.Sprintf("volume %s, just created, reported %v: either it has an adverse condition or a healthy volume is not reported with empty health_statuses", vol.GetVolumeId(), st))
+		}
 		gone := s.deletedVolume()
 		_, err = s.r.ControllerGetVolumeHealth(ctx, &csi.ControllerGetVolumeHealthRequest{VolumeId: gone})
 		Expect(code(err)).To(Equal(codes.NotFound), "ControllerGetVolumeHealth of deleted volume %s: %v", gone, err)
@@ -61,8 +68,11 @@ var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
 		Expect(code(err)).To(Equal(codes.NotFound), "NodeGetVolumeHealth of deleted volume %s: %v", gone, err)
 	})
 
-	It("pages ControllerListVolumeHealth: at most max_entries, next_token while more follow, every unhealthy volume exactly once, a foreign starting_token ABORTED (spec.md ControllerListVolumeHealthRequest.max_entries; ControllerListVolumeHealth Errors: Invalid starting_token)", ruleHealthList, func() {
+	It("pages ControllerListVolumeHealth: at most max_entries, next_token while more follow, every unhealthy volume exactly once, a foreign starting_token ABORTED (spec.md ControllerListVolumeHealthRequest.max_entries; ControllerListVolumeHealth Errors: Invalid starting_token; LIST_VOLUME_HEALTH MUST come with GET_VOLUME_HEALTH)", ruleHealthList, func() {
 		s.needControllerCap(listVolumeHealth)
+		// spec.md ControllerListVolumeHealth: a plugin with LIST_VOLUME_HEALTH
+		// "MUST also have the GET_VOLUME_HEALTH controller capability".
+		Expect(s.d.controllerCapability(getVolumeHealth)).To(BeTrue(), "LIST_VOLUME_HEALTH advertised without GET_VOLUME_HEALTH")
 		_, err := s.r.ControllerListVolumeHealth(ctx, &csi.ControllerListVolumeHealthRequest{StartingToken: invalidToken})
 		Expect(code(err)).To(Equal(codes.Aborted), "ControllerListVolumeHealth with starting_token %q: %v", invalidToken, err)
 		cfg := s.needOutage()
@@ -72,7 +82,7 @@ var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
 		}
 		defer s.recover(cfg, ids...)
 		s.outage(cfg, ids...)
-		for _, max := range []int32{1, 2} {
+		for _, max := range []int32{0, 1, 2} {
 			seen := map[string]int{}
 			for _, h := range s.walkHealth(max) {
 				seen[h.GetVolumeId()]++
@@ -262,6 +272,13 @@ func (s *suite) walkHealth(max int32) []*csi.VolumeHealth {
 			Expect(len(resp.GetEntries())).To(BeNumerically("<=", max), "page %d: %d entries, max_entries %d (\"the Plugin MUST NOT return more entries than this number\")", page, len(resp.GetEntries()), max)
 		}
 		all = append(all, resp.GetEntries()...)
+		// spec.md ControllerListVolumeHealth: "The Plugin SHOULD omit
+		// volumes with no known adverse health condition".
+		for _, h := range resp.GetEntries() {
+			if len(h.GetHealthStatuses()) == 0 {
+				warn(shouldNotMet, "healthy volume listed", fmt.Sprintf("ControllerListVolumeHealth lists volume %s with no adverse condition", h.GetVolumeId()))
+			}
+		}
 		if token = resp.GetNextToken(); token == "" {
 			return all
 		}

@@ -2,11 +2,13 @@ package sanity_test
 
 import (
 	"context"
+	"sync"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // The drivers that break the volume health rules (proof_test.go's proofs),
@@ -59,4 +61,45 @@ func repeatHealthEntries(ctx context.Context, req any, _ *grpc.UnaryServerInfo, 
 		h.HealthStatuses = append(h.HealthStatuses, h.GetHealthStatuses()...)
 	}
 	return resp, err
+}
+
+// listHealthyToo plays a driver whose unpaged ControllerListVolumeHealth
+// also lists a volume with no adverse condition, which the spec says it
+// SHOULD omit.
+func listHealthyToo(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	r, ok := req.(*csi.ControllerListVolumeHealthRequest)
+	if list, isList := resp.(*csi.ControllerListVolumeHealthResponse); ok && isList && err == nil && r.GetMaxEntries() == 0 && r.GetStartingToken() == "" {
+		list = proto.Clone(list).(*csi.ControllerListVolumeHealthResponse)
+		list.Entries = append(list.Entries, &csi.VolumeHealth{VolumeId: "zp-healthy-listed"})
+		resp = list
+	}
+	return resp, err
+}
+
+// degradedAtFirst plays a driver whose ControllerGetVolumeHealth reports a
+// volume DEGRADED the first time it is asked about it when it has no
+// adverse condition: a healthy volume not answered with empty
+// health_statuses, or one with a condition of its own; either way a SHOULD
+// to report, not fail.
+func degradedAtFirst() grpc.UnaryServerInterceptor {
+	var mu sync.Mutex
+	asked := map[string]bool{}
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		r, ok := req.(*csi.ControllerGetVolumeHealthRequest)
+		if !ok || err != nil {
+			return resp, err
+		}
+		mu.Lock()
+		first := !asked[r.GetVolumeId()]
+		asked[r.GetVolumeId()] = true
+		mu.Unlock()
+		if h := resp.(*csi.ControllerGetVolumeHealthResponse); first && len(h.GetVolumeHealth().GetHealthStatuses()) == 0 {
+			h = proto.Clone(h).(*csi.ControllerGetVolumeHealthResponse)
+			h.VolumeHealth.HealthStatuses = []*csi.VolumeHealth_VolumeHealthEntry{{Status: csi.VolumeHealthErrorType_DEGRADED, Reason: "SlowPool"}}
+			resp = h
+		}
+		return resp, err
+	}
 }

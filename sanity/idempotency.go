@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -114,8 +115,17 @@ func (r *caseRunner) run(k idempotency.Case) caseResult {
 			return caseResult{verdict: "not exercised: " + why}
 		}
 	}
-	got, err := r.create(name, params, r.mutable(k), k.Requirement(seg))
-	return judge(k, first, got, err, places[idempotency.A])
+	req := k.Requirement(seg)
+	got, err := r.create(name, params, r.mutable(k), req)
+	return judge(k, first, got, err, places[idempotency.A], known(req.GetRequisite()))
+}
+
+// known are the segments of a requisite that name a place of the driver:
+// all but the made-up X.
+func known(requisite []*csi.Topology) []*csi.Topology {
+	return slices.DeleteFunc(slices.Clone(requisite), func(t *csi.Topology) bool {
+		return slices.Contains(slices.Collect(maps.Values(t.GetSegments())), unknownValue)
+	})
 }
 
 // mutableMissing says why a NewMutable case cannot run, or "". Its
@@ -185,8 +195,13 @@ func (r *caseRunner) existing(k idempotency.Case, topo []*csi.Topology, places m
 
 // judge compares the answer with the case. OK must return the existing
 // object, or a new one usable from A, the requisite's known place: a new
-// object elsewhere ignored the requirement.
-func judge(k idempotency.Case, first, got created, err error, a *csi.Topology) caseResult {
+// object elsewhere ignored the requirement. A repeated request answered
+// OK must also return the object usable from the requisite's known places
+// (requisite): spec.md CreateSnapshot replies OK for a snapshot "usable
+// from `accessibility_requirements`" (CreateVolume: "accessible from"), so
+// an OK whose own accessible_topology lies outside the requisite says the
+// driver ignored it, whatever code the vendor documents for that case.
+func judge(k idempotency.Case, first, got created, err error, a *csi.Topology, requisite []*csi.Topology) caseResult {
 	code := code(err)
 	documented, _ := config().incompatibleCode()
 	ok, other := k.Accepts(code, documented)
@@ -203,6 +218,9 @@ func judge(k idempotency.Case, first, got created, err error, a *csi.Topology) c
 	case code != codes.OK:
 	case k.Repeated() && got.id != first.id:
 		res.failed, res.verdict, res.detail = true, "FAIL: OK with another object", fmt.Sprintf("%s, not the existing %s", got.id, first.id)
+	case k.Repeated() && len(requisite) > 0 && len(got.topo) > 0 && !meetsAny(got.topo, requisite):
+		res.failed, res.verdict = true, "FAIL: OK with the existing object, not usable from the requisite"
+		res.detail = fmt.Sprintf("%s usable from %s, none of it in the requisite %s", got.id, usableText(got.topo), formatAll(requisite))
 	case !k.Repeated() && !usableFrom(got.topo, a):
 		res.failed, res.verdict = true, "FAIL: OK with an object placed elsewhere"
 		res.detail = fmt.Sprintf("%s usable from %s, not from the requisite's known segment %s", got.id, usableText(got.topo), format(a))

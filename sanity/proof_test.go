@@ -240,6 +240,8 @@ regions:
 	{name: "health list ignores max_entries", fails: testHealthList, intercept: fixed(listHealthUnpaged)},
 	{name: "health list accepts a foreign starting_token", fails: testHealthList, intercept: fixed(listHealthAnyToken)},
 	{name: "health entries repeated", fails: testHealthEntries, intercept: fixed(repeatHealthEntries)},
+	{name: "healthy volume listed (a SHOULD: reported, not failed)", says: "WARN [rule:health-list] SHOULD not met: healthy volume listed", intercept: fixed(listHealthyToo)},
+	{name: "fresh volume reported DEGRADED (a SHOULD: reported, not failed)", says: "WARN [rule:health-codes] SHOULD not met: health of a fresh volume", intercept: fixed(degradedAtFirst())},
 	{name: "node health NOT_FOUND for a volume staged and published on it", fails: testHealthConsistent, intercept: fixed(nodeHealthNotFound)},
 	{name: "a snapshot missing from a list of over 10,000", fails: testConsistent, alsoFails: testGroup, intercept: fixed(manySnapshots(false))},
 	{name: "node healthy while the controller says INACCESSIBLE (the CO MAY interpret: reported)", says: "WARN [rule:health-consistent] choice the spec leaves open: node does not echo INACCESSIBLE", rules: `
@@ -516,7 +518,7 @@ type result struct {
 
 func (r result) failedMatching() []string {
 	var out []string
-	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testPreferred, testConsistent, testExhausted, testIdempotent,
+	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testElsewhere, testPreferred, testConsistent, testExhausted, testIdempotent,
 		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys, testGroup,
 		testHealthController, testHealthNode, testHealthList, testHealthEntries, testHealthConsistent} {
 		for _, f := range r.failures {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -191,6 +192,41 @@ var _ = describe("Snapshot topology [zonepath]", []func(*suite){(*suite).needSna
 		}
 	})
 
+	// A requisite that leaves out the source volume's segment: the only
+	// request in which a driver that cuts every snapshot beside its source
+	// differs from one that reads the requisite. spec.md CreateSnapshot: OK
+	// only for a snapshot "usable from `accessibility_requirements`", the
+	// field saying where it "MUST be usable from"; a driver that cannot
+	// cut one there has CreateSnapshot Errors' RESOURCE_EXHAUSTED: "the
+	// `accessibility_requirements` field is valid but a snapshot cannot be
+	// created with the specified topology constraints". The segment is
+	// valid: the driver took it as a volume's requisite and the preferred
+	// test's snapshot requisite names it, so INVALID_ARGUMENT ("Invalid or
+	// unsupported field") is not the spec's answer, and no other row fits.
+	It("makes a snapshot usable from a requisite that excludes its source's segment, or answers RESOURCE_EXHAUSTED (spec.md CreateSnapshot: usable from accessibility_requirements; Errors: RESOURCE_EXHAUSTED for topology constraints)", ruleRequisite, func() {
+		segs := s.needSegments(2)
+		vol := s.volume("zp-elsewhere-source", segs[0])
+		// Never segs[0], where the source was asked to be, even when the
+		// volume carries no topology.
+		i := 1 + slices.IndexFunc(segs[1:], func(seg *csi.Topology) bool { return !meetsAny(vol.GetAccessibleTopology(), []*csi.Topology{seg}) })
+		if i == 0 {
+			Skip(fmt.Sprintf("the source volume is accessible from %s, which meets every configured segment: none excludes it; give one more with --zonepath.segment", accessibleText(vol.GetAccessibleTopology())))
+		}
+		requisite := segs[i : i+1]
+		resp, err := s.r.CreateSnapshot(ctx, s.snapshotRequest("zp-elsewhere", vol.GetVolumeId(), &csi.TopologyRequirement{Requisite: requisite}))
+		switch code(err) {
+		case codes.ResourceExhausted:
+			warn(choiceMade, "requisite excluding the source", fmt.Sprintf("RESOURCE_EXHAUSTED for requisite %s, source volume in %s", formatAll(requisite), accessibleText(vol.GetAccessibleTopology())))
+			return
+		case codes.OK:
+		default:
+			Fail(fmt.Sprintf("CreateSnapshot with requisite %s, source volume in %s: got %v, want OK usable from it or RESOURCE_EXHAUSTED", formatAll(requisite), accessibleText(vol.GetAccessibleTopology()), err))
+		}
+		topo := resp.GetSnapshot().GetAccessibleTopology()
+		Expect(len(topo) == 0 || meetsAny(topo, requisite)).To(BeTrue(), "CreateSnapshot answered OK for requisite %s with a snapshot usable from %s, its source volume in %s: cut beside the source, not where asked",
+			formatAll(requisite), usableText(topo), accessibleText(vol.GetAccessibleTopology()))
+	})
+
 	It("returns the same accessible_topology from CreateSnapshot, ListSnapshots and GetSnapshot (csi.proto Snapshot: one snapshot, one topology)", ruleConsistent, func() {
 		segs := s.needSegments(1)
 		vol := s.volume("zp-consistent-source", segs[0])
@@ -208,7 +244,7 @@ var _ = describe("Snapshot topology [zonepath]", []func(*suite){(*suite).needSna
 	It("returns RESOURCE_EXHAUSTED for a valid but unsatisfiable requisite, and succeeds once lifted (spec.md CreateSnapshot Errors: Not enough resources to create snapshot)", ruleExhausted, func() {
 		cfg := config()
 		if len(cfg.ExhaustedSegment) == 0 {
-			Skip("no exhausted segment configured: give --zonepath.exhausted-segment")
+			Skip("no exhausted segment configured: give --zonepath.exhausted-segment (without it only the topology half of RESOURCE_EXHAUSTED is checked, by rule:requisite's requisite excluding the source)")
 		}
 		full := &csi.TopologyRequirement{Requisite: toCSI(cfg.ExhaustedSegment)}
 		vol := s.exhaustedSource(full.GetRequisite()[0])

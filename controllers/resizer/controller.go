@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -35,7 +36,7 @@ type Controller struct {
 	expander Expander
 	factory  informers.SharedInformerFactory
 	claims   claimGetter
-	volumes  volumeGetter
+	volumes  *volumeGetter
 	queue    workqueue.TypedRateLimitingInterface[string]
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
@@ -54,7 +55,7 @@ func NewController(kube kubernetes.Interface, expander Expander, o Options) (*Co
 	c := &Controller{
 		o: o, kube: kube, expander: expander, factory: factory,
 		claims:  claimGetter{claims.Lister()},
-		volumes: volumeGetter{volumes.Lister()},
+		volumes: &volumeGetter{lister: volumes.Lister(), written: map[string]resource.Quantity{}},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](o.RetryIntervalStart, o.RetryIntervalMax),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "resizer"}),
@@ -187,11 +188,46 @@ func (g claimGetter) Get(key string) (*v1.PersistentVolumeClaim, error) {
 	return pvc, err
 }
 
+// volumeGetter reads a volume from the informer's cache, never older
+// than this controller's own last write of its capacity. Without that, a
+// claim re-queued by its own status update could meet its volume's cache
+// entry from before the expansion and expand it a second time.
 type volumeGetter struct {
 	lister corelisters.PersistentVolumeLister
+
+	mu      sync.Mutex
+	written map[string]resource.Quantity // capacity written, until the cache shows it
 }
 
-func (g volumeGetter) Get(name string) (*v1.PersistentVolume, error) { return g.lister.Get(name) }
+func (g *volumeGetter) Get(name string) (*v1.PersistentVolume, error) {
+	pv, err := g.lister.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	want, ok := g.written[name]
+	if !ok {
+		return pv, nil
+	}
+	if pv.Spec.Capacity.Storage().Cmp(want) >= 0 {
+		delete(g.written, name) // the cache has caught up; a volume never shrinks
+		return pv, nil
+	}
+	pv = pv.DeepCopy()
+	if pv.Spec.Capacity == nil {
+		pv.Spec.Capacity = v1.ResourceList{}
+	}
+	pv.Spec.Capacity[v1.ResourceStorage] = want
+	return pv, nil
+}
+
+// wrote records that the volume's capacity is now q on the API server.
+func (g *volumeGetter) wrote(name string, q resource.Quantity) {
+	g.mu.Lock()
+	g.written[name] = q
+	g.mu.Unlock()
+}
 
 // keySet is the claims whose last ControllerExpandVolume failed finally.
 type keySet struct {

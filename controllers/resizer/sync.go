@@ -94,6 +94,7 @@ func (c *Controller) expand(ctx context.Context, key string, pvc *v1.PersistentV
 		if _, err := volumeutil.UpdatePVSize(pv, capacity, c.kube); err != nil {
 			return fmt.Errorf("recording capacity %s of volume %s: %w", capacity.String(), pv.Name, err)
 		}
+		c.volumes.wrote(pv.Name, capacity)
 	}
 	if nodeRequired {
 		if _, err := markNodePending(c.kube, pvc); err != nil {

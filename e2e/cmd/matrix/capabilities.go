@@ -29,11 +29,14 @@ var capabilities = map[string]string{
 	"multi-region":          "every segment is in one region",
 	"second-zone-in-region": "no second segment in the first segment's region",
 	"two-segments":          "fewer than two disjoint segments the driver can satisfy",
-	"volume-topology":       "the driver reports no accessible_topology for volumes or nodes",
-	"nodes-elsewhere":       "every schedulable node is inside the segment a spec restricts to",
-	"topology-labels":       "a node lacks a label of DriverInfo.TopologyKeys",
-	"hostname-label":        "a node lacks kubernetes.io/hostname",
-	"zone-outage":           "no way to take a zone down and back up is configured (zonepath-sanity's outageCommand, the extension file's zoneOutage)",
+	// A regional or replicated volume is accessible from more than its
+	// requisite: zonepath-sanity needs a configured segment it is not.
+	"segment-outside-source": "every configured segment meets a place a source volume is accessible from (regional or replicated volumes), so no snapshot requisite can leave the source's segment out",
+	"volume-topology":        "the driver reports no accessible_topology for volumes or nodes",
+	"nodes-elsewhere":        "every schedulable node is inside the segment a spec restricts to",
+	"topology-labels":        "a node lacks a label of DriverInfo.TopologyKeys",
+	"hostname-label":         "a node lacks kubernetes.io/hostname",
+	"zone-outage":            "no way to take a zone down and back up is configured (zonepath-sanity's outageCommand, the extension file's zoneOutage)",
 	// Attach limits (KEP-5030).
 	"attach-limit":            "the driver reports no max_volumes_per_node, or the extension file no attachLimits",
 	"kep-5030-server":         "the API server predates KEP-5030's preventPodSchedulingIfMissing",
@@ -109,6 +112,7 @@ var skipRules = []skipRule{
 	rule(sanitySuite, "volume-topology", `VOLUME_ACCESSIBILITY_CONSTRAINTS not advertised.*|the node reports no accessible_topology`),
 	rule(sanitySuite, "two-segments", `needs \d+ segments the driver can satisfy, \d+ known.*`),
 	rule(sanitySuite, "exhaustion", `no exhausted segment configured.*`),
+	rule(sanitySuite, "segment-outside-source", `the source volume is accessible from .*, which meets every configured segment: none excludes it.*`),
 	rule(sanitySuite, "restore-outside", `the snapshot is usable from .* too; configure disjoint segments|`+
 		`the snapshot has no accessible_topology, so it is usable from everywhere \(a global snapshot\): no restore lies outside it|`+
 		`the snapshot is usable from .*, which covers every configured segment: configure one outside it.*`),

@@ -79,6 +79,7 @@ func TestClassifyLiteralReasons(t *testing.T) {
 		{sanitySuite, "the node reports no accessible_topology", "volume-topology"},
 		{sanitySuite, "needs 2 segments the driver can satisfy, 1 known: give more with --zonepath.segment", "two-segments"},
 		{sanitySuite, "no exhausted segment configured: give --zonepath.exhausted-segment", "exhaustion"},
+		{sanitySuite, "the source volume is accessible from [{region=r1,zone=a} {region=r1,zone=b}], which meets every configured segment: none excludes it; give one more with --zonepath.segment", "segment-outside-source"},
 		{e2eSuite, "every segment of the extension file has a node in snapshot zps-1's nodeAffinity [{[{region In [r1]}] []}]: list a segment outside it (another region)", "restore-outside"},
 		{sanitySuite, "the snapshot is usable from {region=r1,zone=b} too; configure disjoint segments", "restore-outside"},
 		{sanitySuite, "the snapshot has no accessible_topology, so it is usable from everywhere (a global snapshot): no restore lies outside it", "restore-outside"},
