@@ -64,7 +64,9 @@ func defineGroupSnapshot(e *env) {
 		// Immediate restores through a class allowing both segments: the
 		// provisioner's snapshot ∩ class rule, as scenario 4 for a single
 		// snapshot.
-		both := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(segs...))
+		// Once per segment: a class's terms may not repeat (the group of
+		// one segment lists it twice).
+		both := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(slices.CompactFunc(slices.Clone(segs), func(a, b driverext.Segment) bool { return a.String() == b.String() })...))
 		for i, m := range members {
 			node := e.restoreInside(ctx, m.snapshot, sc, claimName("restore", i), claimName("consumer", i), affinities[i])
 			framework.Logf("member %s of a volume in %s: content nodeAffinity %v, restored for node %s (%v)", m.snapshot, m.seg, affinities[i], node.Name, node.Labels)
