@@ -43,7 +43,11 @@ func defineData(e *env) {
 		e.expectAccessible(ctx, fmt.Sprintf("volume %s (%s), provisioned in the writer's segment,", pv.Name, pvAffinity(pv)), pvAdmits(pv), seg)
 		e.expectRegistered(ctx, writer.node)
 
-		content := e.snapshot(ctx, "data-snapshot", "data", e.snapshotClass(ctx, nil, nil))
+		// A class of restricted snapshots: the spec checks the content's
+		// nodeAffinity, which a driver unrestricted by default (no
+		// accessible_topology: "equally usable from all topologies") leaves
+		// empty unless the class asks for a restricted one.
+		content := e.snapshot(ctx, "data-snapshot", "data", e.snapshotClass(ctx, e.ext.RestrictedSnapshotClassParameters, nil))
 		affinity := nodeAffinity(content)
 		framework.Logf("VolumeSnapshotContent %s nodeAffinity %v", content.GetName(), affinity)
 		gomega.Expect(affinity).NotTo(gomega.BeEmpty(), "VolumeSnapshotContent %s has the driver's accessible_topology as nodeAffinity", content.GetName())

@@ -524,6 +524,11 @@ func (e *env) waitClaimsKnown(ctx context.Context, claims ...string) {
 func (e *env) restoreInside(ctx context.Context, snapshot, class, claim, pod string, affinity []v1.TopologySelectorTerm) *v1.Node {
 	e.pvc(ctx, claim, class, snapshotSource(snapshot))
 	e.pod(ctx, pod, nil, claim)
+	return e.expectRestoredInside(ctx, snapshot, claim, pod, affinity)
+}
+
+// expectRestoredInside is restoreInside's check of a claim and pod made.
+func (e *env) expectRestoredInside(ctx context.Context, snapshot, claim, pod string, affinity []v1.TopologySelectorTerm) *v1.Node {
 	node := e.waitScheduled(ctx, pod, e.timeout())
 	gomega.Expect(termsMatch(affinity, node.Labels)).To(gomega.BeTrueBecause("pod %s on node %s (%v) is inside snapshot %s's nodeAffinity %v", pod, node.Name, node.Labels, snapshot, affinity))
 	pv := e.waitBound(ctx, claim)
@@ -579,6 +584,35 @@ func (e *env) waitScheduled(ctx context.Context, name string, timeout time.Durat
 	n, err := e.f.ClientSet.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	return n
+}
+
+// waitBoundOrRefused waits until the claim is bound, or has a
+// ProvisioningFailed event whose gRPC code is code (the provisioner writes
+// "code = <Code>" into it), and returns that event's message, or "" once
+// bound.
+func (e *env) waitBoundOrRefused(ctx context.Context, claim, code string) string {
+	var refused string
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		pvc, err := e.f.ClientSet.CoreV1().PersistentVolumeClaims(e.ns()).Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pvc.Status.Phase == v1.ClaimBound {
+			return nil
+		}
+		events, err := e.f.ClientSet.CoreV1().Events(e.ns()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + claim})
+		if err != nil {
+			return err
+		}
+		for _, ev := range events.Items {
+			if ev.Reason == "ProvisioningFailed" && rpcCode(ev.Message) == code {
+				refused = ev.Message
+				return nil
+			}
+		}
+		return fmt.Errorf("PVC %s is %s%s", claim, pvc.Status.Phase, e.lastEvent(ctx, claim))
+	}).WithTimeout(e.timeout()).WithPolling(poll).Should(gomega.Succeed())
+	return refused
 }
 
 // waitEvent waits for an event of an object that match accepts.

@@ -123,7 +123,23 @@ func (p *Plugin) groupSources(ids []string) ([]*state.Volume, error) {
 		}
 		out = append(out, v)
 	}
-	return out, nil
+	return out, p.checkGroupZones(out)
+}
+
+// checkGroupZones refuses a group across zones under the topology file's
+// snapshots.groupsInOneZone: spec.md CreateVolumeGroupSnapshot Errors,
+// "Cannot snapshot multiple volumes together", FAILED_PRECONDITION.
+func (p *Plugin) checkGroupZones(sources []*state.Volume) error {
+	if !p.topo.Snapshots.GroupsInOneZone || len(sources) == 0 {
+		return nil
+	}
+	for _, v := range sources[1:] {
+		if v.Zone != sources[0].Zone {
+			return status.Errorf(codes.FailedPrecondition, "volumes %s (zone %s) and %s (zone %s) cannot be snapshotted together: this driver cuts a group within one zone",
+				sources[0].ID, sources[0].Zone, v.ID, v.Zone)
+		}
+	}
+	return nil
 }
 
 func (p *Plugin) groupResponse(g *state.Group, err error) (*csi.CreateVolumeGroupSnapshotResponse, error) {

@@ -392,3 +392,35 @@ func TestGroupSnapshotDeleteRetry(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsInOneZone: under snapshots.groupsInOneZone a group of volumes
+// in two zones is FAILED_PRECONDITION (spec.md CreateVolumeGroupSnapshot
+// Errors, "Cannot snapshot multiple volumes together") and leaves no
+// group behind; a group within one zone is cut. Without the setting both
+// are cut.
+func TestGroupsInOneZone(t *testing.T) {
+	for _, oneZone := range []bool{true, false} {
+		t.Run(map[bool]string{true: "one zone", false: "default"}[oneZone], func(t *testing.T) {
+			doc := drivertest.World("")
+			if oneZone {
+				doc = "snapshots: {groupsInOneZone: true}\n" + doc
+			}
+			d := &testDriver{Driver: drivertest.Start(t, drivertest.Options{World: doc})}
+			d.client = newCSIClient(t, d.Driver)
+			g := &groupDriver{testDriver: d, group: csi.NewGroupControllerClient(d.Conn(t))}
+			across := g.volumesIn(t, "across", "zone-a", "zone-b")
+			_, err := g.createGroup("across", across, nil)
+			if want := map[bool]codes.Code{true: codes.FailedPrecondition, false: codes.OK}[oneZone]; codeOf(err) != want {
+				t.Fatalf("group across zone-a and zone-b: %v, want %v", err, want)
+			}
+			if oneZone {
+				if _, err := g.createGroup("across", across[:1], nil); err != nil {
+					t.Fatalf("the refused group's name left behind: %v", err)
+				}
+			}
+			if _, err := g.createGroup("within", g.volumesIn(t, "within", "zone-c", "zone-c"), nil); err != nil {
+				t.Fatalf("group within zone-c: %v", err)
+			}
+		})
+	}
+}

@@ -171,18 +171,61 @@ func TestPreattachedVolumes(t *testing.T) {
 			if want := max(tt.max, tt.flagMax); info.GetMaxVolumesPerNode() != want {
 				t.Fatalf("max_volumes_per_node = %d, want %d", info.GetMaxVolumesPerNode(), want)
 			}
-			for i := int64(0); i <= tt.fit; i++ {
-				v := c.mustCreateVolume(drivertest.VolumeRequest("pre-"+itoa(i), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
-				_, err := c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: v.GetVolumeId(), NodeId: info.GetNodeId(), VolumeCapability: drivertest.MountCapability()})
-				want := codes.OK
-				if i == tt.fit {
-					want = codes.ResourceExhausted
-				}
-				if codeOf(err) != want {
-					t.Fatalf("publish %d of %d that fit: %v, want %v", i+1, tt.fit, err, want)
-				}
-			}
+			expectPublishesFit(t, c, info, "pre", tt.fit)
 		})
+	}
+}
+
+// TestPublishLimit: a node's publishLimit lets ControllerPublishVolume
+// take more volumes than NodeGetInfo's max_volumes_per_node, an advisory
+// cap as EBS --reserved-volume-attachments leaves one (csi.proto
+// NodeGetInfoResponse: the CO reads the field; no MUST binds the
+// controller to it); past publishLimit it is RESOURCE_EXHAUSTED (spec.md
+// ControllerPublishVolume Errors, "Max volumes attached"). Another
+// node's own limit is unchanged.
+func TestPublishLimit(t *testing.T) {
+	tests := []struct {
+		name          string
+		node          string
+		reported, fit int64
+	}{
+		{"advisory: four fit where two are reported", "publishLimit: 4", 2, 4},
+		{"no publishLimit: the reported limit", "", 2, 2},
+		{"publishLimit equal to the reported limit", "publishLimit: 2", 2, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := "maxVolumesPerNode: 3\nnodes:\n- {id: " + drivertest.NodeID + ", zone: zone-a, maxVolumesPerNode: 2, " + tt.node + "}\n" + drivertest.World("")
+			d := drivertest.Start(t, drivertest.Options{World: strings.ReplaceAll(doc, ", }", "}")})
+			c := newCSIClient(t, d)
+			ctx := context.Background()
+			info, err := c.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.GetMaxVolumesPerNode() != tt.reported {
+				t.Fatalf("max_volumes_per_node = %d, want %d", info.GetMaxVolumesPerNode(), tt.reported)
+			}
+			expectPublishesFit(t, c, info, "pl", tt.fit)
+		})
+	}
+}
+
+// expectPublishesFit publishes new volumes to the node until one more
+// than fit: the first fit succeed, the next is RESOURCE_EXHAUSTED (spec.md
+// ControllerPublishVolume Errors, "Max volumes attached").
+func expectPublishesFit(t *testing.T, c *client, info *csi.NodeGetInfoResponse, prefix string, fit int64) {
+	t.Helper()
+	for i := int64(0); i <= fit; i++ {
+		v := c.mustCreateVolume(drivertest.VolumeRequest(prefix+"-"+itoa(i), gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{info.GetAccessibleTopology()}}))
+		_, err := c.ControllerPublishVolume(context.Background(), &csi.ControllerPublishVolumeRequest{VolumeId: v.GetVolumeId(), NodeId: info.GetNodeId(), VolumeCapability: drivertest.MountCapability()})
+		want := codes.OK
+		if i == fit {
+			want = codes.ResourceExhausted
+		}
+		if codeOf(err) != want {
+			t.Fatalf("publish %d of %d that fit: %v, want %v", i+1, fit, err, want)
+		}
 	}
 }
 

@@ -16,7 +16,7 @@ func (d *nodeDirectory) lookup(id string) (world.NodeInfo, bool) {
 	if cfg.ServeNode && id == cfg.NodeID {
 		info := world.NodeInfo{ID: id, Zone: cfg.Node.Zone, Rack: cfg.Node.Rack, MaxVolumesPerNode: d.p.topo.DefaultMaxVolumesPerNode()}
 		if n, ok := d.p.topo.Node(id); ok {
-			info.MaxVolumesPerNode = n.MaxVolumesPerNode
+			info.MaxVolumesPerNode, info.PublishLimit = n.MaxVolumesPerNode, n.PublishLimit
 		}
 		return d.withOverride(info), true
 	}

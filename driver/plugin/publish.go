@@ -106,11 +106,12 @@ func publishedReadonly(pc map[string]string) (bool, error) {
 	return false, status.Errorf(codes.InvalidArgument, "publish_context: %s is %q; ControllerPublishVolume gives only \"true\"", publishReadonlyKey, truncate(pc[publishReadonlyKey]))
 }
 
-// checkAttachLimit refuses a publish that would take node past its limit,
+// checkAttachLimit refuses a publish that would take node past its limit
+// (its publishLimit, when it has one above max_volumes_per_node),
 // counting the volumes every node has attached from the start
 // (preattachedVolumesPerNode, as a root disk) beside the published ones.
 func (p *Plugin) checkAttachLimit(tx *state.Tx, node world.NodeInfo) error {
-	limit := node.MaxVolumesPerNode
+	limit := node.ControllerLimit()
 	if limit <= 0 {
 		return nil
 	}
@@ -119,9 +120,9 @@ func (p *Plugin) checkAttachLimit(tx *state.Tx, node world.NodeInfo) error {
 		return nil
 	}
 	if preattached == 0 {
-		return status.Errorf(codes.ResourceExhausted, "node %s already has %d volumes published, its limit max_volumes_per_node", node.ID, limit)
+		return status.Errorf(codes.ResourceExhausted, "node %s already has %d volumes published, its limit", node.ID, limit)
 	}
-	return status.Errorf(codes.ResourceExhausted, "node %s already has %d volumes published and %d attached from the start, its limit max_volumes_per_node %d",
+	return status.Errorf(codes.ResourceExhausted, "node %s already has %d volumes published and %d attached from the start, its limit %d",
 		node.ID, published, preattached, limit)
 }
 

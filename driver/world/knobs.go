@@ -29,6 +29,10 @@ type Snapshots struct {
 	// snapshot) becomes ready_to_use, as a cloud snapshot that uploads
 	// (spec.md "The ready_to_use Parameter"); 0: at once.
 	ReadyAfter metav1.Duration `json:"readyAfter,omitempty"`
+	// GroupsInOneZone: CreateVolumeGroupSnapshot of volumes in more than
+	// one zone is FAILED_PRECONDITION, as drivers whose consistency
+	// groups live on one array or in one zone answer.
+	GroupsInOneZone bool `json:"groupsInOneZone,omitempty"`
 	// RestoreWhereCutOnly: a snapshot restores only in the zones holding
 	// its copies, even when the driver does not advertise
 	// SNAPSHOT_ACCESSIBILITY_CONSTRAINTS, as a node-local driver's local

@@ -44,6 +44,12 @@ func TestParseKnobs(t *testing.T) {
 		{"preattached filling a node's own limit", "maxVolumesPerNode: 4\npreattachedVolumesPerNode: 1\nnodes: [{id: n1, zone: a, maxVolumesPerNode: 1}]\n" + twoRegions, "", false, 0,
 			"nodes[0]: maxVolumesPerNode 1 must be more than preattachedVolumesPerNode (1)"},
 		{"preattached beside a node without a limit", "maxVolumesPerNode: 4\npreattachedVolumesPerNode: 1\nnodes: [{id: n1, zone: a, maxVolumesPerNode: 0}]\n" + twoRegions, world.ScopeZone, false, 1, ""},
+		{"publishLimit above the node's limit", "maxVolumesPerNode: 4\nnodes: [{id: n1, zone: a, maxVolumesPerNode: 2, publishLimit: 6}]\n" + twoRegions, world.ScopeZone, false, 0, ""},
+		{"publishLimit above the default limit", "maxVolumesPerNode: 4\nnodes: [{id: n1, zone: a, publishLimit: 4}]\n" + twoRegions, world.ScopeZone, false, 0, ""},
+		{"publishLimit below the node's limit", "maxVolumesPerNode: 4\nnodes: [{id: n1, zone: a, publishLimit: 3}]\n" + twoRegions, "", false, 0,
+			"publishLimit 3 is below the node's maxVolumesPerNode 4"},
+		{"publishLimit without a reported limit", "nodes: [{id: n1, zone: a, publishLimit: 3}]\n" + twoRegions, "", false, 0, "publishLimit 3 needs a maxVolumesPerNode"},
+		{"publishLimit negative", "maxVolumesPerNode: 4\nnodes: [{id: n1, zone: a, publishLimit: -1}]\n" + twoRegions, "", false, 0, "publishLimit must not be negative"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -112,6 +112,11 @@ type Node struct {
 	Rack string `json:"rack,omitempty"`
 	// MaxVolumesPerNode overrides the default attach limit when set.
 	MaxVolumesPerNode *int64 `json:"maxVolumesPerNode,omitempty"`
+	// PublishLimit is how many volumes ControllerPublishVolume lets the
+	// node have, when more than the limit NodeGetInfo reports: an
+	// advisory cap, as EBS's --reserved-volume-attachments or Cinder
+	// leave the controller. 0: the reported limit.
+	PublishLimit int64 `json:"publishLimit,omitempty"`
 }
 
 // NodeInfo is a validated node.
@@ -120,6 +125,16 @@ type NodeInfo struct {
 	Zone              int
 	Rack              string
 	MaxVolumesPerNode int64
+	// PublishLimit is the controller's own cap when above
+	// MaxVolumesPerNode (Node.PublishLimit); 0: none of its own.
+	PublishLimit int64
+}
+
+// ControllerLimit is how many volumes ControllerPublishVolume lets the
+// node have: its own cap when it has one above the reported limit, else
+// the reported limit (0: none).
+func (n NodeInfo) ControllerLimit() int64 {
+	return max(n.PublishLimit, n.MaxVolumesPerNode)
 }
 
 // ZoneInfo is a validated zone with its parsed limits.
@@ -348,7 +363,23 @@ func (t *Topology) validateNode(n Node) (NodeInfo, error) {
 		}
 		info.MaxVolumesPerNode = *n.MaxVolumesPerNode
 	}
-	return info, nil
+	return info, validatePublishLimit(n.PublishLimit, &info)
+}
+
+// validatePublishLimit: a publishLimit allows more than the node
+// reports, never less: a controller refusing below max_volumes_per_node
+// would fail pods the scheduler placed by it.
+func validatePublishLimit(limit int64, info *NodeInfo) error {
+	switch {
+	case limit < 0:
+		return fmt.Errorf("publishLimit must not be negative, got %d", limit)
+	case limit > 0 && info.MaxVolumesPerNode == 0:
+		return fmt.Errorf("publishLimit %d needs a maxVolumesPerNode to exceed: the node reports no attach limit", limit)
+	case limit > 0 && limit < info.MaxVolumesPerNode:
+		return fmt.Errorf("publishLimit %d is below the node's maxVolumesPerNode %d: it may only let the controller take more than the node reports", limit, info.MaxVolumesPerNode)
+	}
+	info.PublishLimit = limit
+	return nil
 }
 
 // Node returns a node listed in the topology file.

@@ -1,6 +1,10 @@
 package driverext
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
 
 // AttachLimits is the extension file's attachLimits section, for the
 // KEP-5030 specs: the limit the driver reports and the nodes that show
@@ -9,8 +13,13 @@ import "fmt"
 type AttachLimits struct {
 	// MaxVolumesPerNode is the limit the driver reports on every node it
 	// is registered on (NodeGetInfo max_volumes_per_node), which kubelet
-	// publishes as the CSINode entry's allocatable.count. Required, > 0.
+	// publishes as the CSINode entry's allocatable.count, but for the
+	// nodes of NodeLimits. Required, > 0.
 	MaxVolumesPerNode int32 `json:"maxVolumesPerNode"`
+	// NodeLimits are the nodes whose limit is another, by node name:
+	// drivers compute it per node (EBS, Azure Disk and PD by instance
+	// type), so one number cannot describe every node. Each > 0.
+	NodeLimits map[string]int32 `json:"nodeLimits,omitempty"`
 	// NodeWithoutCSINode is a schedulable node that has no CSINode.
 	NodeWithoutCSINode string `json:"nodeWithoutCSINode,omitempty"`
 	// NodeWithoutDriver is a schedulable node whose CSINode has no entry
@@ -30,11 +39,16 @@ type AttachLimits struct {
 }
 
 // attachLimitsKeys are the section's keys, for the known-keys message.
-var attachLimitsKeys = []string{"maxVolumesPerNode", "nodeWithoutCSINode", "nodeWithoutDriver", "lateNode", "registerCommand", "unregisterCommand"}
+var attachLimitsKeys = []string{"maxVolumesPerNode", "nodeLimits", "nodeWithoutCSINode", "nodeWithoutDriver", "lateNode", "registerCommand", "unregisterCommand"}
 
 func (a *AttachLimits) validate() error {
 	if a.MaxVolumesPerNode <= 0 {
 		return fmt.Errorf("attachLimits.maxVolumesPerNode: %d; the section needs the driver's attach limit, > 0", a.MaxVolumesPerNode)
+	}
+	for _, node := range slices.Sorted(maps.Keys(a.NodeLimits)) {
+		if limit := a.NodeLimits[node]; limit <= 0 {
+			return fmt.Errorf("attachLimits.nodeLimits.%s: %d; a node's attach limit is > 0 (a node without one needs no entry: the suite cannot tell \"none\" from 0)", node, limit)
+		}
 	}
 	nodes := map[string]string{}
 	for _, n := range []struct{ key, name string }{
@@ -75,4 +89,13 @@ func (f *File) AttachLimitsMissing(keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// LimitOf is the attach limit the driver reports on node: its entry of
+// NodeLimits, else MaxVolumesPerNode.
+func (a *AttachLimits) LimitOf(node string) int32 {
+	if limit, ok := a.NodeLimits[node]; ok {
+		return limit
+	}
+	return a.MaxVolumesPerNode
 }

@@ -102,10 +102,13 @@ func TestAttachLimits(t *testing.T) {
 		{name: "complete", section: attachLimits},
 		{name: "limit only", section: "attachLimits: {maxVolumesPerNode: 16}\n"},
 		{name: "typo'd key", section: strings.Replace(attachLimits, "lateNode", "lateNodes", 1), wantErr: `unknown field "lateNodes"`},
-		{name: "known keys listed", section: strings.Replace(attachLimits, "lateNode", "lateNodes", 1), wantErr: "attachLimits.{maxVolumesPerNode, nodeWithoutCSINode, nodeWithoutDriver, lateNode, registerCommand, unregisterCommand}"},
+		{name: "known keys listed", section: strings.Replace(attachLimits, "lateNode", "lateNodes", 1), wantErr: "attachLimits.{maxVolumesPerNode, nodeLimits, nodeWithoutCSINode, nodeWithoutDriver, lateNode, registerCommand, unregisterCommand}"},
 		{name: "limit not a number", section: "attachLimits: {maxVolumesPerNode: four}\n", wantErr: "maxVolumesPerNode"},
 		{name: "no limit", section: "attachLimits: {nodeWithoutDriver: node-b-2}\n", wantErr: "attachLimits.maxVolumesPerNode: 0"},
 		{name: "negative limit", section: "attachLimits: {maxVolumesPerNode: -1}\n", wantErr: "attachLimits.maxVolumesPerNode: -1"},
+		{name: "per-node limits", section: "attachLimits: {maxVolumesPerNode: 8, nodeLimits: {node-a-2: 4, node-b-1: 12}}\n"},
+		{name: "per-node limit 0", section: "attachLimits: {maxVolumesPerNode: 8, nodeLimits: {node-a-2: 4, node-b-1: 0}}\n", wantErr: "attachLimits.nodeLimits.node-b-1: 0"},
+		{name: "per-node limit negative", section: "attachLimits: {maxVolumesPerNode: 8, nodeLimits: {node-a-2: -2}}\n", wantErr: "attachLimits.nodeLimits.node-a-2: -2"},
 		{name: "one node, two cases", section: strings.Replace(attachLimits, "node-b-2", "node-b-3", 1), wantErr: `attachLimits.nodeWithoutDriver: node "node-b-3" is also attachLimits.nodeWithoutCSINode`},
 		{name: "late node without commands", section: "attachLimits: {maxVolumesPerNode: 4, lateNode: node-a-3}\n", wantErr: `attachLimits.lateNode: "node-a-3" needs registerCommand and unregisterCommand`},
 		{name: "late node without unregister", section: "attachLimits: {maxVolumesPerNode: 4, lateNode: node-a-3, registerCommand: 'true'}\n", wantErr: "needs registerCommand and unregisterCommand"},
@@ -123,6 +126,15 @@ func TestAttachLimits(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestLimitOf: a node of nodeLimits has its own limit, others the
+// default.
+func TestLimitOf(t *testing.T) {
+	a := AttachLimits{MaxVolumesPerNode: 8, NodeLimits: map[string]int32{"node-a-2": 4}}
+	if a.LimitOf("node-a-2") != 4 || a.LimitOf("node-a-1") != 8 {
+		t.Errorf("LimitOf = %d, %d; want 4 for node-a-2, 8 for node-a-1", a.LimitOf("node-a-2"), a.LimitOf("node-a-1"))
 	}
 }
 

@@ -290,9 +290,10 @@ func (u *up) capacityEnv() []string {
 
 // extraDrivers are the processes of every extra driver of the cluster
 // file: a zonepath controller under its own name, with its own socket,
-// state and data (kubelet.ExtraDriverDir), the same topology file and
-// its disabled capabilities, and the same choice of sidecars as the main
-// driver (its provisioner with --strict-topology when it asks for it). The kubelet stand-in serves their node plugins. Each process is
+// state and data (kubelet.ExtraDriverDir), the main topology file with
+// its own settings (extraTopologyFile), its disabled capabilities, and
+// the same choice of sidecars as the main driver (its provisioner with
+// --strict-topology when it asks for it). The kubelet stand-in serves their node plugins. Each process is
 // named after the driver, and so is its log.
 func (u *up) extraDrivers() []component {
 	var out []component
@@ -302,7 +303,7 @@ func (u *up) extraDrivers() []component {
 		out = append(out, component{name: d.Name + "-controller", bin: "zonepath", args: []string{
 			"--drivername=" + d.Name, "--controller", "--node=false", "--endpoint=unix://" + socket,
 			"--state-dir=" + filepath.Join(dir, "state"), "--data-dir=" + filepath.Join(dir, "data"),
-			"--topology-file=" + u.w.path("driver", "topology.yaml"),
+			"--topology-file=" + extraTopologyFile(u.w.dir, d.Name),
 			"--disable-capabilities=" + strings.Join(d.DisableCapabilities, ","), "--v=2",
 		}})
 		// No leader election: the leases deploy/rbac names are those of

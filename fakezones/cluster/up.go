@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/zonepath/zonepath/driver/world"
+	"github.com/zonepath/zonepath/fakezones/kubelet"
 	"github.com/zonepath/zonepath/fakezones/objects"
 	"github.com/zonepath/zonepath/fakezones/pki"
 	"github.com/zonepath/zonepath/fakezones/proc"
@@ -353,6 +354,30 @@ func (u *up) startRest(context.Context) error {
 	return nil
 }
 
+// writeExtraTopologies writes each extra driver's topology file, the
+// main one with its own settings (extraTopologyFile).
+func (u *up) writeExtraTopologies() error {
+	for _, d := range u.o.Cluster.ExtraDrivers {
+		topo, err := u.o.Cluster.ExtraDriverTopologyYAML(d)
+		if err != nil {
+			return err
+		}
+		path := extraTopologyFile(u.w.dir, d.Name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, topo, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// extraTopologyFile is the topology file of the extra driver name.
+func extraTopologyFile(workDir, name string) string {
+	return filepath.Join(kubelet.ExtraDriverDir(workDir, name), "topology.yaml")
+}
+
 // writeConfigs writes the driver's topology file and kwok's stages.
 func (u *up) writeConfigs() error {
 	topo, err := u.o.Cluster.DriverTopologyYAML()
@@ -360,6 +385,9 @@ func (u *up) writeConfigs() error {
 		return err
 	}
 	if err := os.WriteFile(u.w.path("driver", "topology.yaml"), topo, 0o644); err != nil {
+		return err
+	}
+	if err := u.writeExtraTopologies(); err != nil {
 		return err
 	}
 	if err := os.WriteFile(u.w.path("cluster.yaml"), mustYAML(u.o.Cluster.File), 0o644); err != nil {

@@ -208,6 +208,13 @@ func editOutageRules(path, zoneID string, seg map[string]string, down bool) (boo
 // (faults.Injector.Watch).
 const reloadLine = "Reloaded fault rules"
 
+// FaultReloadWaiter is reloadWaiter for the zonepath controller of the
+// cluster in dir, for a tool that rewrites the cluster's
+// --driver-fault-rules file (the conformance matrix).
+func FaultReloadWaiter(dir string) func(context.Context) error {
+	return reloadWaiter((&workDir{dir: dir}).log("zonepath-controller"), io.Discard)
+}
+
 // reloadWaiter counts the reloads in the controller's log now and returns
 // a wait until the log shows one more, so that the rules are in force
 // when zone down returns.

@@ -59,6 +59,9 @@ type Driver struct {
 	Name string
 	// Disable are the capabilities its plugins do not advertise.
 	Disable []string
+	// TerseErrors: its plugins' errors say only their code's meaning,
+	// whatever the shared topology says (spec.ExtraDriver.TerseErrors).
+	TerseErrors bool
 	// SocketDir holds its node plugins' sockets and StateDir their state
 	// databases, one per node; DataDir is its controller's data
 	// directory, which they share.
@@ -66,6 +69,17 @@ type Driver struct {
 }
 
 func (d Driver) socket(node string) string { return filepath.Join(d.SocketDir, node+".sock") }
+
+// topology is the driver's view of the cluster's topology: shared,
+// unless the driver has settings of its own.
+func (d Driver) topology(shared *world.Topology) *world.Topology {
+	if !d.TerseErrors || shared.TerseErrors {
+		return shared
+	}
+	own := *shared
+	own.TerseErrors = true
+	return &own
+}
 
 // Drivers lays out the cluster's drivers: zonepath's (its data in
 // cfg.DataDir, sockets where SocketPath says), then every extra driver
@@ -77,7 +91,7 @@ func (cfg Config) Drivers() []Driver {
 	}}
 	for i, e := range cfg.Cluster.ExtraDrivers {
 		dir := ExtraDriverDir(cfg.WorkDir, e.Name)
-		out = append(out, Driver{Name: e.Name, Disable: e.DisableCapabilities,
+		out = append(out, Driver{Name: e.Name, Disable: e.DisableCapabilities, TerseErrors: e.TerseErrors,
 			SocketDir: filepath.Join(ExtraSocketDir(cfg.WorkDir, i), "nodes"), StateDir: filepath.Join(dir, "node-state"), DataDir: filepath.Join(dir, "data")})
 	}
 	return out
@@ -290,7 +304,7 @@ func newPlugin(cfg Config, d Driver, n spec.Node, mount string) (*plugin.Plugin,
 	pc := plugin.Config{
 		Name: d.Name, Endpoint: "unix://" + d.socket(n.Name), NodeID: n.Name,
 		StateDir: filepath.Join(d.StateDir, n.Name), DataDir: d.DataDir,
-		Topology: cfg.Topology, Node: plugin.NodeLocation{Zone: zone, Rack: n.Rack},
+		Topology: d.topology(cfg.Topology), Node: plugin.NodeLocation{Zone: zone, Rack: n.Rack},
 		ServeNode: true, Mount: mount,
 		// Block volumes stay bind-mounted files: nothing here runs a
 		// container that needs a device node, and thousands of node

@@ -232,6 +232,22 @@ func TestRegistersExtraDrivers(t *testing.T) {
 	}
 }
 
+// TestDriverTopology: an extra driver with terseErrors gets its own copy
+// of the shared topology with the setting; the others share it as is.
+func TestDriverTopology(t *testing.T) {
+	shared, err := world.Parse([]byte("regions: [{name: r1, zones: [{name: a}]}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	terse := Driver{Name: "terse.dev", TerseErrors: true}.topology(shared)
+	if !terse.TerseErrors || shared.TerseErrors || len(terse.Zones) != 1 {
+		t.Errorf("terse driver's topology %+v, shared %+v: want terseErrors on its own copy only", terse, shared)
+	}
+	if got := (Driver{Name: "plain.dev"}).topology(shared); got != shared {
+		t.Error("a driver without settings of its own got a copy")
+	}
+}
+
 // shortTempDir is a temporary directory with a short path: unix socket
 // paths are limited to 107 bytes.
 func shortTempDir(t *testing.T) (string, error) {

@@ -41,6 +41,32 @@ func TestDriverSection(t *testing.T) {
 					t.Errorf("driver topology %+v, preattached %d: knobs lost", topo, topo.PreattachedVolumesPerNode())
 				}
 			}},
+		{name: "a node's publishLimit reaches the driver", doc: "maxVolumesPerNode: 4\nnodes: [{name: node-a-2, maxVolumesPerNode: 2, publishLimit: 6}]\n",
+			check: func(t *testing.T, c *Cluster, topo *world.Topology) {
+				if n, ok := topo.Node("node-a-2"); !ok || n.MaxVolumesPerNode != 2 || n.ControllerLimit() != 6 {
+					t.Errorf("driver's node-a-2 = %+v, %v; want limit 2 reported, 6 published", n, ok)
+				}
+				if n, _ := topo.Node("node-a-1"); n.ControllerLimit() != 4 {
+					t.Errorf("driver's node-a-1 = %+v; want the default limit for both", n)
+				}
+			}},
+		{name: "publishLimit below the node's limit", doc: "maxVolumesPerNode: 4\nnodes: [{name: node-a-2, publishLimit: 3}]\n", wantErr: "publishLimit 3 is below the node's maxVolumesPerNode 4"},
+		{name: "an extra driver's terseErrors is its own", doc: "extraDrivers: [{name: terse.zonepath.csi.dev, terseErrors: true}, {name: plain.zonepath.csi.dev}]\n",
+			check: func(t *testing.T, c *Cluster, topo *world.Topology) {
+				if topo.TerseErrors {
+					t.Error("the main driver has terseErrors, set only on an extra driver")
+				}
+				for i, want := range []bool{true, false} {
+					data, err := c.ExtraDriverTopologyYAML(c.ExtraDrivers[i])
+					if err != nil {
+						t.Fatal(err)
+					}
+					extra, err := world.Parse(data)
+					if err != nil || extra.TerseErrors != want || len(extra.Zones) != len(topo.Zones) {
+						t.Errorf("extra driver %s: topology %+v, %v; want terseErrors %v and the main driver's zones", c.ExtraDrivers[i].Name, extra, err, want)
+					}
+				}
+			}},
 		{name: "racks", doc: "zones: 2\nnodesPerZone: 3\ndriver: {racksPerZone: 2}\n", check: func(t *testing.T, c *Cluster, topo *world.Topology) {
 			var racks []string
 			for _, n := range c.Nodes {

@@ -139,6 +139,10 @@ type ExtraDriver struct {
 	// (csi-driver-host-path's distributed provisioning), so the driver
 	// cannot answer with a volume on another node.
 	StrictTopology bool `json:"strictTopology,omitempty"`
+	// TerseErrors gives it the topology file's terseErrors beside the
+	// cluster's driver settings, so that one cluster runs a driver whose
+	// errors name nothing next to one whose errors do.
+	TerseErrors bool `json:"terseErrors,omitempty"`
 }
 
 // NodeOverride changes one node.
@@ -147,6 +151,11 @@ type NodeOverride struct {
 	Registration      Registration    `json:"registration,omitempty"`
 	RegisterAfter     metav1.Duration `json:"registerAfter,omitempty"`
 	MaxVolumesPerNode *int64          `json:"maxVolumesPerNode,omitempty"`
+	// PublishLimit lets the driver's controller publish more volumes to
+	// the node than its maxVolumesPerNode, which NodeGetInfo still
+	// reports (the topology file's nodes[].publishLimit, an advisory
+	// cap); the driver checks it at start.
+	PublishLimit int64 `json:"publishLimit,omitempty"`
 }
 
 // Node is one expanded fake node.
@@ -160,6 +169,8 @@ type Node struct {
 	Registration      Registration
 	RegisterAfter     time.Duration
 	MaxVolumesPerNode int64
+	// PublishLimit is NodeOverride.PublishLimit; 0: none.
+	PublishLimit int64
 }
 
 // HasDriver says whether the node runs a zonepath node plugin.
@@ -256,6 +267,14 @@ func (c *Cluster) ParseDriverTopology() (*world.Topology, error) {
 // DriverTopologyYAML is the driver's topology file.
 func (c *Cluster) DriverTopologyYAML() ([]byte, error) {
 	return yaml.Marshal(c.DriverTopology())
+}
+
+// ExtraDriverTopologyYAML is the topology file of an extra driver: the
+// main driver's, with the extra driver's own settings.
+func (c *Cluster) ExtraDriverTopologyYAML(d ExtraDriver) ([]byte, error) {
+	f := c.DriverTopology()
+	f.TerseErrors = f.TerseErrors || d.TerseErrors
+	return yaml.Marshal(f)
 }
 
 func (f *File) defaults() {
@@ -379,6 +398,7 @@ func (o NodeOverride) apply(n *Node) error {
 		}
 		n.MaxVolumesPerNode = *o.MaxVolumesPerNode
 	}
+	n.PublishLimit = o.PublishLimit
 	return nil
 }
 
@@ -457,7 +477,7 @@ func (c *Cluster) DriverTopology() world.File {
 			continue
 		}
 		limit := n.MaxVolumesPerNode
-		f.Nodes = append(f.Nodes, world.Node{ID: n.Name, Zone: n.Region + "/" + n.Zone, Rack: n.Rack, MaxVolumesPerNode: &limit})
+		f.Nodes = append(f.Nodes, world.Node{ID: n.Name, Zone: n.Region + "/" + n.Zone, Rack: n.Rack, MaxVolumesPerNode: &limit, PublishLimit: n.PublishLimit})
 	}
 	return f
 }

@@ -107,6 +107,9 @@ func loadPersonality(dir string) (personality, error) {
 	if err := checkSnapshotTimeout(p.file("driver.yaml")); err != nil && !os.IsNotExist(err) {
 		errs = append(errs, fmt.Errorf("personality %s: %w", p.Name, err))
 	}
+	if err := p.checkFaultRules(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, c := range p.Lacks {
 		if _, ok := capabilities[c]; !ok {
 			errs = append(errs, fmt.Errorf("personality %s: lacks %q, which is no capability of the matrix's vocabulary (%s)", p.Name, c, strings.Join(capabilityNames(), ", ")))

@@ -32,6 +32,12 @@ func (o *options) runGroup(ctx context.Context, g group, dir string, announce fu
 	if o.rbac != "" {
 		up = append(up, "--rbac", o.rbac)
 	}
+	if g.hasFaultRules() {
+		if err := os.WriteFile(o.faultFile(g), []byte(noRules), 0o644); err != nil {
+			return failAll(g, err)
+		}
+		up = append(up, "--driver-fault-rules", o.faultFile(g))
+	}
 	defer o.down(g, dir, logs)
 	if err := o.command(context.WithoutCancel(ctx), filepath.Join(logs, g.Cluster+"-up.log"), "zonepath-cluster", up...); err != nil {
 		return failAll(g, fmt.Errorf("cluster %s up: %w (see %s)", g.Cluster, err, filepath.Join(logs, g.Cluster+"-up.log")))
@@ -43,7 +49,7 @@ func (o *options) runGroup(ctx context.Context, g group, dir string, announce fu
 			break
 		}
 		announce(p)
-		rows = append(rows, o.runPersonality(ctx, p, dir))
+		rows = append(rows, o.runPersonality(ctx, p, g, dir))
 	}
 	return rows
 }
@@ -71,7 +77,7 @@ func (o *options) down(g group, dir, logs string) {
 
 // runPersonality runs zonepath-sanity, then the e2e suite, for one
 // personality on its cluster; output under <out>/<name>/.
-func (o *options) runPersonality(ctx context.Context, p personality, cluster string) row {
+func (o *options) runPersonality(ctx context.Context, p personality, g group, cluster string) row {
 	dir := filepath.Join(o.out, p.Name)
 	r := row{Personality: p}
 	if err := os.RemoveAll(dir); err != nil {
@@ -89,8 +95,10 @@ func (o *options) runPersonality(ctx context.Context, p personality, cluster str
 	})
 	fmt.Printf("matrix: %s: sanity %s in %s\n", p.Name, r.Sanity.counts(), r.Sanity.Took.Round(time.Second))
 	if ctx.Err() == nil {
-		r.E2E = o.suite(ctx, p, e2eSuite, dir, func(junitFile string) (string, []string, error) {
-			return "zonepath-e2e", o.e2eArgs(p, cluster, dir, junitFile), nil
+		r.E2E = o.withFaultRules(ctx, p, g, cluster, func() suiteResult {
+			return o.suite(ctx, p, e2eSuite, dir, func(junitFile string) (string, []string, error) {
+				return "zonepath-e2e", o.e2eArgs(p, cluster, dir, junitFile), nil
+			})
 		})
 		fmt.Printf("matrix: %s: e2e %s in %s\n", p.Name, r.E2E.counts(), r.E2E.Took.Round(time.Second))
 	} else {

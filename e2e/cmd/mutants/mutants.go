@@ -174,6 +174,16 @@ var mutants = []mutant{
 		catchers: []string{"15a", "15b"},
 	},
 	{
+		name: "csinode-limit-of-another-node",
+		breaks: "driver: node-a-1 reports max_volumes_per_node 2, not the 4 the extension file says every node but its nodeLimits " +
+			"reports, so one CSINode's allocatable.count is not the driver's declared limit (cluster file nodes[].maxVolumesPerNode)",
+		run: &cluster2Run,
+		cluster: func(f *spec.File) {
+			f.Nodes = append(f.Nodes, spec.NodeOverride{Name: "node-a-1", MaxVolumesPerNode: ptr.To[int64](2)})
+		},
+		catchers: []string{"15a"},
+	},
+	{
 		name: "outage-restore-nowhere",
 		breaks: "driver: while zone-c is down, the other zone of its region refuses new volumes too, so a region-wide " +
 			"snapshot cannot be restored anywhere (fault rule: CreateVolume in zone-a RESOURCE_EXHAUSTED)",
