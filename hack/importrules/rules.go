@@ -15,7 +15,7 @@ import (
 // Module is this repository's module path.
 const Module = "github.com/zonepath/zonepath"
 
-// Rule says what the code of one top-level folder may import from this
+// Rule says what the code of one top-level folder (or of a deeper folder with its own rule) may import from this
 // module, as folder prefixes ("driver/world" admits driver/world and its
 // subpackages). A folder may always import itself.
 type Rule struct {
@@ -41,6 +41,11 @@ var Rules = map[string]Rule{
 		Why: "fake zones run our driver and controllers in-process and apply deploy/'s RBAC, rendered by deploy/render"},
 	"e2e": {Code: []string{"fakezones/spec", "internal"},
 		Why: "the suite tests any driver through the Kubernetes API, never our internals"},
+	// The matrix is no part of the suite: it runs zonepath's own
+	// personalities on fake-zones clusters, and puts a personality's
+	// driver fault file in force as zonepath-cluster's zone command does.
+	"e2e/cmd/matrix": {Code: []string{"e2e", "fakezones/spec", "fakezones/cluster", "driver/faults", "internal"},
+		Why: "the matrix drives zonepath's fake-zones clusters: it may use their fault files, nothing else of the driver"},
 	"deploy": {Code: []string{"controllers", "driver/world", "internal"}, Tests: []string{"driver"},
 		Why: "manifests are checked against the scheduler's args and the driver's topology"},
 	"kind": {Tests: []string{"driver/world"},
@@ -103,8 +108,7 @@ func checkFile(path, rel string, rules map[string]Rule) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	top, _, _ := strings.Cut(rel, "/")
-	rule, known := rules[top]
+	top, rule, known := ruleOf(rel, rules)
 	var out []Violation
 	for _, spec := range f.Imports {
 		imp, err := strconv.Unquote(spec.Path.Value)
@@ -121,6 +125,20 @@ func checkFile(path, rel string, rules map[string]Rule) ([]Violation, error) {
 		}
 	}
 	return out, nil
+}
+
+// ruleOf is the rule of the deepest folder holding rel that has one, and
+// that folder; a top-level folder without a rule is not known.
+func ruleOf(rel string, rules map[string]Rule) (string, Rule, bool) {
+	top, _, _ := strings.Cut(rel, "/")
+	key := top
+	for k := range rules {
+		if strings.HasPrefix(rel, k+"/") && len(k) > len(key) {
+			key = k
+		}
+	}
+	rule, known := rules[key]
+	return key, rule, known
 }
 
 func (r Rule) allows(self, target string, test bool) bool {

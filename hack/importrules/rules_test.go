@@ -37,6 +37,12 @@ func TestCheck(t *testing.T) {
 			[]string{"driver/plugin/p.go imports " + Module + "/controllers/topology"}},
 		{"e2e tests importing the driver", map[string]string{"e2e/x_test.go": imp("driver/plugin")},
 			[]string{"e2e/x_test.go imports " + Module + "/driver/plugin"}},
+		{"the matrix putting a fault file in force", map[string]string{
+			"e2e/cmd/matrix/faults.go": imp("driver/faults"), "e2e/cmd/matrix/wait.go": imp("fakezones/cluster"), "e2e/cmd/matrix/run.go": imp("e2e/junit")}, nil},
+		{"the matrix importing the driver's plugin", map[string]string{"e2e/cmd/matrix/m.go": imp("driver/plugin")},
+			[]string{"e2e/cmd/matrix/m.go imports " + Module + "/driver/plugin"}},
+		{"the suite importing the fault files", map[string]string{"e2e/x_test.go": imp("driver/faults")},
+			[]string{"e2e/x_test.go imports " + Module + "/driver/faults"}},
 		{"internal importing anything else", map[string]string{"internal/bootstrap/b.go": imp("controllers/features")},
 			[]string{"internal/bootstrap/b.go imports " + Module + "/controllers/features"}},
 		{"a folder without a rule", map[string]string{"tools/t.go": imp("driver/world")},
