@@ -16,7 +16,13 @@
 // SNAPSHOT_ACCESSIBILITY_CONSTRAINTS, or build a retry's requirement from
 // anything but its pin while an earlier call may still have created the
 // snapshot. With the gate off it behaves as upstream's and leaves stored
-// nodeAffinity and pins alone.
+// nodeAffinity and pins alone. One exception, gate on or off: a group
+// member's content that upstream's snapshot-controller reset to not ready
+// after the sidecar saw it ready gets status.readyToUse back once the
+// driver says the snapshot is ready (members.go markMemberReady; the same
+// write the sidecar makes, guarded by resourceVersion), since upstream
+// v8.7.0 never looks at it again (controllers/README.md, "Members that are
+// ready late").
 //
 // Why it is built this way, the pin's life, errors and what is not done:
 // controllers/README.md, "zonepath-snapshotter".
