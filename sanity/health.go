@@ -144,9 +144,9 @@ var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
 		cfg := s.needOutage()
 		id := s.volume("zp-health-consistent", s.d.nodeInfo().GetAccessibleTopology()).GetVolumeId()
 		req := s.onNode(id)
-		healthy, err := s.r.NodeGetVolumeHealth(ctx, req)
+		nodeBefore, err := s.r.NodeGetVolumeHealth(ctx, req)
 		Expect(err).NotTo(HaveOccurred(), "NodeGetVolumeHealth of volume %s, staged and published on the node, before the outage", id)
-		Expect(healthy.GetVolumeHealth().GetVolumeId()).To(Equal(id), "NodeGetVolumeHealthResponse.volume_health (REQUIRED) of volume %s", id)
+		Expect(nodeBefore.GetVolumeHealth().GetVolumeId()).To(Equal(id), "NodeGetVolumeHealthResponse.volume_health (REQUIRED) of volume %s", id)
 		o := s.beforeOutage(cfg, id)
 		defer s.recover(o)
 		s.outage(o)
@@ -156,7 +156,7 @@ var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
 			return
 		}
 		Expect(resp.GetVolumeHealth().GetVolumeId()).To(Equal(id), "NodeGetVolumeHealthResponse.volume_health (REQUIRED) of volume %s during the outage", id)
-		node := added(resp.GetVolumeHealth(), conditionsOf(healthy.GetVolumeHealth()))
+		node := added(resp.GetVolumeHealth(), conditionsOf(nodeBefore.GetVolumeHealth()))
 		if missing := nodeEcho(o.during[id], node); missing != "" {
 			warn(choiceMade, "node does not echo "+missing, fmt.Sprintf("during the outage the controller reports volume %s %v, the node of its segment %v (new since before the outage: %v); the CO MAY take a controller's INACCESSIBLE as not accessible from all nodes, a node's as not from that node", id, o.during[id], conditionsOf(resp.GetVolumeHealth()), node))
 		}
