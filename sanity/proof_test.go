@@ -244,10 +244,34 @@ regions:
 	{name: "fresh volume reported DEGRADED (a SHOULD: reported, not failed)", says: "WARN [rule:health-codes] SHOULD not met: health of a fresh volume", intercept: fixed(degradedAtFirst())},
 	{name: "node health NOT_FOUND for a volume staged and published on it", fails: testHealthConsistent, intercept: fixed(nodeHealthNotFound)},
 	{name: "a snapshot missing from a list of over 10,000", fails: testConsistent, alsoFails: testGroup, intercept: fixed(manySnapshots(false))},
-	{name: "node healthy while the controller says INACCESSIBLE (the CO MAY interpret: reported)", says: "WARN [rule:health-consistent] choice the spec leaves open: node does not echo INACCESSIBLE", rules: `
+	{name: "node healthy while the controller says INACCESSIBLE (the CO MAY interpret: reported)", says: "WARN [rule:health-consistent] choice the spec leaves open: node does not echo INACCESSIBLE", rules: nodeSeesNoOutage},
+	// Regional volumes (volumes.replicas: 2): the outage of the node's
+	// zone leaves a volume DEGRADED, usable through its replica, and the
+	// health rules still catch what breaks them.
+	{name: "regional: node healthy while the controller says DEGRADED (reported)", says: "WARN [rule:health-consistent] choice the spec leaves open: node does not echo DEGRADED",
+		world: regionalWorld, config: withZoneC, rules: nodeSeesNoOutage},
+	{name: "regional: fresh volume reported DEGRADED, then DEGRADED by the outage (a SHOULD: reported, not failed)", says: "WARN [rule:health-codes] SHOULD not met: health of a fresh volume",
+		world: regionalWorld, config: withZoneC, intercept: fixed(degradedAtFirst())},
+	{name: "regional: health entries repeated", fails: testHealthEntries, world: regionalWorld, config: withZoneC, intercept: fixed(repeatHealthEntries)},
+	{name: "regional: health list ignores max_entries", fails: testHealthList, world: regionalWorld, config: withZoneC, intercept: fixed(listHealthUnpaged)},
+}
+
+// nodeSeesNoOutage makes the node report every volume healthy.
+const nodeSeesNoOutage = `
 - name: node-sees-no-outage
   match: {rpc: NodeGetVolumeHealth}
-  action: {mutate: {clear: [volume_health.health_statuses]}}`},
+  action: {mutate: {clear: [volume_health.health_statuses]}}`
+
+// regionalWorld is testdata/world.yaml with every volume in two zones of
+// region-1 (driver/README.md, volumes.replicas): a volume of the node's
+// zone-a has its replica in zone-b, so the outage of zone-a leaves it
+// DEGRADED, not INACCESSIBLE.
+var regionalWorld = "volumes: {replicas: 2}\n" + mustRead("testdata/world.yaml")
+
+// withZoneC configures zone-c, outside a regional volume of zone-a and its
+// replica in zone-b, for the idempotency cases of a place C.
+func withZoneC(c *zpsanity.Config, _ string) {
+	c.Segments = append(c.Segments, map[string]string{regionKey: "region-1", zoneKey: "zone-c"})
 }
 
 // exhaustZoneC makes zone-c refuse every snapshot until the rules change.
