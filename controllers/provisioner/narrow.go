@@ -15,7 +15,8 @@ import (
 
 // narrow returns options with StorageClass replaced by a copy whose
 // allowedTopologies are the snapshot's nodeAffinity ∩ the class's
-// allowedTopologies, when all of these hold:
+// allowedTopologies (less the key combinations no node carries, see
+// placeable), when all of these hold:
 //   - the VolumeSnapshotTopology gate is on;
 //   - no node is selected: upstream then builds the CSI requirement from
 //     allowedTopologies alone (Immediate binding). With a selected node
