@@ -57,6 +57,9 @@ const (
 	testHealthList       = "pages ControllerListVolumeHealth"
 	testHealthEntries    = "reports each (status, reason) of a volume at most once"
 	testHealthConsistent = "reports the health of a volume staged and published on the node"
+	testHealthPaths      = "answers NodeGetVolumeHealth for a volume published at a target path of 128 bytes"
+	testStorageHealth    = "answers NodeGetStorageHealth with the capability"
+	testModifyTwice      = "modifies a volume twice with the same mutable_parameters"
 )
 
 // notModifiable is what the summary says of the idempotency table's
@@ -242,7 +245,7 @@ regions:
 	{name: "health entries repeated", fails: testHealthEntries, intercept: fixed(repeatHealthEntries)},
 	{name: "healthy volume listed (a SHOULD: reported, not failed)", says: "WARN [rule:health-list] SHOULD not met: healthy volume listed", intercept: fixed(listHealthyToo)},
 	{name: "fresh volume reported DEGRADED (a SHOULD: reported, not failed)", says: "WARN [rule:health-codes] SHOULD not met: health of a fresh volume", intercept: fixed(degradedAtFirst())},
-	{name: "node health NOT_FOUND for a volume staged and published on it", fails: testHealthConsistent, intercept: fixed(nodeHealthNotFound)},
+	{name: "node health NOT_FOUND for a volume staged and published on it", fails: testHealthConsistent, alsoFails: testHealthPaths, intercept: fixed(nodeHealthNotFound)},
 	{name: "a snapshot missing from a list of over 10,000", fails: testConsistent, alsoFails: testGroup, intercept: fixed(manySnapshots(false))},
 	{name: "node healthy while the controller says INACCESSIBLE (the CO MAY interpret: reported)", says: "WARN [rule:health-consistent] choice the spec leaves open: node does not echo INACCESSIBLE", rules: nodeSeesNoOutage},
 	// Regional volumes (volumes.replicas: 2): the outage of the node's
@@ -544,7 +547,7 @@ func (r result) failedMatching() []string {
 	var out []string
 	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testElsewhere, testPreferred, testConsistent, testExhausted, testIdempotent,
 		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys, testGroup,
-		testHealthController, testHealthNode, testHealthList, testHealthEntries, testHealthConsistent} {
+		testHealthController, testHealthNode, testHealthList, testHealthEntries, testHealthConsistent, testHealthPaths, testStorageHealth, testModifyTwice} {
 		for _, f := range r.failures {
 			if strings.Contains(f, name) {
 				out = append(out, name)
