@@ -257,6 +257,9 @@ regions:
 		world: regionalWorld, config: withZoneC, intercept: fixed(degradedAtFirst())},
 	{name: "regional: health entries repeated", fails: testHealthEntries, world: regionalWorld, config: withZoneC, intercept: fixed(repeatHealthEntries)},
 	{name: "regional: health list ignores max_entries", fails: testHealthList, world: regionalWorld, config: withZoneC, intercept: fixed(listHealthUnpaged)},
+	// Issue 32: DeleteVolumeGroupSnapshot's snapshot_ids (SPEC-MAP.md GS-26, GS-28).
+	{name: "group deleted whatever its snapshot_ids (a SHOULD: reported, not failed)", says: "WARN [rule:group] SHOULD not met: group snapshot_ids mismatch",
+		intercept: fixed(groupDeleteIgnoresList())},
 }
 
 // nodeSeesNoOutage makes the node report every volume healthy.
@@ -623,4 +626,36 @@ func runSanity(t *testing.T, bin, endpoint, dir string, cfg zpsanity.Config, ext
 		t.Fatalf("exit status %v disagrees with %d failures in the report:\n%s", runErr, len(r.failures), out)
 	}
 	return r
+}
+
+// groupDeleteIgnoresList plays a driver that deletes a group snapshot by
+// its ID alone, whatever snapshot_ids the request names: the request
+// reaches zonepath with the group's own members.
+func groupDeleteIgnoresList() grpc.UnaryServerInterceptor {
+	var mu sync.Mutex
+	members := map[string][]string{} // group ID: its members
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if r, ok := req.(*csi.DeleteVolumeGroupSnapshotRequest); ok {
+			mu.Lock()
+			ids, known := members[r.GetGroupSnapshotId()]
+			mu.Unlock()
+			if known {
+				r = proto.Clone(r).(*csi.DeleteVolumeGroupSnapshotRequest)
+				r.SnapshotIds = ids
+				req = r
+			}
+		}
+		resp, err := handler(ctx, req)
+		if r, ok := resp.(*csi.CreateVolumeGroupSnapshotResponse); ok && err == nil {
+			g := r.GetGroupSnapshot()
+			var ids []string
+			for _, m := range g.GetSnapshots() {
+				ids = append(ids, m.GetSnapshotId())
+			}
+			mu.Lock()
+			members[g.GetGroupSnapshotId()] = ids // the same group again (idempotency) has the same members
+			mu.Unlock()
+		}
+		return resp, err
+	}
 }
