@@ -257,6 +257,12 @@ regions:
 		world: regionalWorld, config: withZoneC, intercept: fixed(degradedAtFirst())},
 	{name: "regional: health entries repeated", fails: testHealthEntries, world: regionalWorld, config: withZoneC, intercept: fixed(repeatHealthEntries)},
 	{name: "regional: health list ignores max_entries", fails: testHealthList, world: regionalWorld, config: withZoneC, intercept: fixed(listHealthUnpaged)},
+	// A node whose storage health says nothing of the outage keeps every
+	// MUST (backend_health is OPTIONAL): reported, not failed.
+	{name: "node storage health silent during the outage (reported)", says: "WARN [rule:storage-health] choice the spec leaves open: node storage health during the outage", rules: `
+- name: node-storage-sees-no-outage
+  match: {rpc: NodeGetStorageHealth}
+  action: {mutate: {clear: [backend_health]}}`},
 	// Issue 32: DeleteVolumeGroupSnapshot's snapshot_ids (SPEC-MAP.md GS-26, GS-28).
 	{name: "group deleted whatever its snapshot_ids (a SHOULD: reported, not failed)", says: "WARN [rule:group] SHOULD not met: group snapshot_ids mismatch",
 		intercept: fixed(groupDeleteIgnoresList())},
