@@ -212,6 +212,14 @@ func (s *suite) needNodeCap(c csi.NodeServiceCapability_RPC_Type) {
 // NodeGetVolumeHealth request naming those paths.
 func (s *suite) onNode(id string) *csi.NodeGetVolumeHealthRequest {
 	GinkgoHelper()
+	return s.onNodeAt(id, s.sc.TargetPath+"/target")
+}
+
+// onNodeAt is onNode publishing at target, whose parent must exist: a
+// target other than the one upstream's cleanup unpublishes is for the
+// caller to unpublish.
+func (s *suite) onNodeAt(id, target string) *csi.NodeGetVolumeHealthRequest {
+	GinkgoHelper()
 	ctx := context.Background()
 	node := s.d.nodeInfo().GetNodeId()
 	capability := sanity.TestVolumeCapabilityWithAccessType(s.sc, csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER)
@@ -221,7 +229,7 @@ func (s *suite) onNode(id string) *csi.NodeGetVolumeHealthRequest {
 		req.VolumeCapability = capability
 		publishContext = s.r.MustControllerPublishVolume(ctx, req).GetPublishContext()
 	}
-	req := &csi.NodeGetVolumeHealthRequest{VolumeId: id, VolumePublishPath: s.sc.TargetPath + "/target"}
+	req := &csi.NodeGetVolumeHealthRequest{VolumeId: id, VolumePublishPath: target}
 	if s.d.nodeCapability(csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME) {
 		req.StagingTargetPath = s.sc.StagingPath
 		_, err := s.r.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: req.StagingTargetPath,

@@ -9,8 +9,9 @@
 //
 // It owns one input of upstream's controller, the StorageClass it sees
 // (narrowed with topology.Intersect, the snapshot resolved with
-// snapshotapi.Resolver over live reads), and the pin of that input, in
-// memory and on the claim, so that a retry repeats its first call.
+// snapshotapi.Resolver over live reads, combinations of keys no node of
+// the driver carries dropped), and the pin of that input, in memory and on
+// the claim, so that a retry repeats its first call.
 //
 // It must not build CSI requests or PVs itself, read the snapshot or its
 // content from an informer cache (a lagging copy would provision outside

@@ -3,6 +3,7 @@ package provisioner
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
@@ -13,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/zonepath/zonepath/controllers/snapshotapi"
@@ -21,16 +25,22 @@ import (
 const (
 	regionKey = "topology.kubernetes.io/region"
 	zoneKey   = "topology.kubernetes.io/zone"
-	ns        = "ns"
-	snapUID   = types.UID("snap-uid")
+	// EBS's shape (the ebs-keys personality): nodes report a vendor zone
+	// key and an OS key beside zoneKey; volumes and snapshots carry
+	// zoneKey alone.
+	vendorZoneKey = "topology.zonepath.csi.dev/zone"
+	osKey         = "kubernetes.io/os"
+	ns            = "ns"
+	snapUID       = types.UID("snap-uid")
 )
 
 // term builds a TopologySelectorTerm from key, values... pairs:
 // term(zoneKey, "a", "b", regionKey, "r1") is {zone in (a,b), region in (r1)}.
+// A key is told from a value by its "/", which label values cannot hold.
 func term(kv ...string) v1.TopologySelectorTerm {
 	var t v1.TopologySelectorTerm
 	for _, s := range kv {
-		if s == regionKey || s == zoneKey {
+		if strings.Contains(s, "/") {
 			t.MatchLabelExpressions = append(t.MatchLabelExpressions, v1.TopologySelectorLabelRequirement{Key: s})
 			continue
 		}
@@ -148,13 +158,65 @@ func (f *fakeLookup) ReferenceGrants(context.Context, string) ([]*unstructured.U
 	return nil, fmt.Errorf("fakeLookup: no ReferenceGrants (cross-namespace data sources are off)")
 }
 
-// wrap is the wrapper over delegate reading through reader and writing
-// pins to the claims of kube (a new fake when nil).
+// wrap is the wrapper over delegate reading through reader, writing pins
+// to the claims of kube (a new fake when nil), over fixtureNodes.
 func wrap(delegate controller.Provisioner, reader snapshotapi.Reader, kube *fake.Clientset) *Provisioner {
+	return wrapOn(delegate, reader, kube, fixtureNodes())
+}
+
+func wrapOn(delegate controller.Provisioner, reader snapshotapi.Reader, kube *fake.Clientset, nodes DriverNodes) *Provisioner {
 	if kube == nil {
 		kube = fake.NewClientset()
 	}
-	return New(delegate, Options{Resolver: snapshotapi.Resolver{Reader: reader}, Claims: kube.CoreV1()})
+	return New(delegate, Options{Resolver: snapshotapi.Resolver{Reader: reader}, Claims: kube.CoreV1(), Nodes: nodes})
+}
+
+// fixtureNodes are nodes of zonepath.csi.dev in the places the test
+// topologies name: r1/a, r1/b, r1/c and r2/d.
+func fixtureNodes() DriverNodes {
+	return driverNodes("zonepath.csi.dev",
+		labelled("r1-a", regionKey, "r1", zoneKey, "a"), labelled("r1-b", regionKey, "r1", zoneKey, "b"),
+		labelled("r1-c", regionKey, "r1", zoneKey, "c"), labelled("r2-d", regionKey, "r2", zoneKey, "d"))
+}
+
+// fakeNode is a Node and the drivers its CSINode lists (none: no CSINode).
+type fakeNode struct {
+	node    *v1.Node
+	drivers []string
+}
+
+// labelled is a node named name running zonepath.csi.dev, labelled with
+// key, value pairs.
+func labelled(name string, kv ...string) fakeNode {
+	l := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[kv[i]] = kv[i+1]
+	}
+	return fakeNode{node: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}, drivers: []string{"zonepath.csi.dev"}}
+}
+
+// driverNodes serves nodes through listers as the informers would.
+func driverNodes(driver string, nodes ...fakeNode) DriverNodes {
+	csiNodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	kubeNodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, n := range nodes {
+		mustAdd(kubeNodes, n.node)
+		if n.drivers == nil {
+			continue
+		}
+		c := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: n.node.Name}}
+		for _, d := range n.drivers {
+			c.Spec.Drivers = append(c.Spec.Drivers, storagev1.CSINodeDriver{Name: d, NodeID: n.node.Name})
+		}
+		mustAdd(csiNodes, c)
+	}
+	return DriverNodes{Driver: driver, CSINodes: storagelisters.NewCSINodeLister(csiNodes), Nodes: corelisters.NewNodeLister(kubeNodes)}
+}
+
+func mustAdd(i cache.Indexer, obj any) {
+	if err := i.Add(obj); err != nil {
+		panic(err) // fixtures are static; a failure is a bug in the test
+	}
 }
 
 // recorder is a delegate provisioner that records what it received.

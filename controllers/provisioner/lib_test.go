@@ -23,12 +23,14 @@ import (
 
 // TestLibReportsNarrowingFailuresAsEvents runs the lib's
 // ProvisionController over a fake API server: a claim that narrowing
-// cannot place yet (an empty intersection, a snapshot not cut yet) must
-// reach the user as a ProvisioningFailed Warning event on the claim that
-// says why, be retried, and never reach the delegate. One controller
-// serves both claims: the lib registers its types in the global scheme
-// whenever a controller is built, racing with the event goroutines an
-// earlier controller leaves behind.
+// cannot place yet (an empty intersection, an EBS-style class in the
+// vendor zone key whose terms merge with the snapshot's only into
+// segments no node carries, a snapshot not cut yet) must reach the user as
+// a ProvisioningFailed Warning event on the claim that says why, be
+// retried, and never reach the delegate. One controller serves every
+// claim: the lib registers its types in the global scheme whenever a
+// controller is built, racing with the event goroutines an earlier
+// controller leaves behind.
 func TestLibReportsNarrowingFailuresAsEvents(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
 	cases := []struct {
@@ -40,6 +42,10 @@ func TestLibReportsNarrowingFailuresAsEvents(t *testing.T) {
 		{name: "disjoint", class: classC,
 			content: func(name string) *unstructured.Unstructured { return content(name, snapAorD) },
 			want:    []string{"do not intersect", `VolumeSnapshotContent "disjoint"`, `VolumeSnapshot "ns/disjoint"`, `StorageClass "disjoint"`}},
+		{name: "vendor-keys", class: terms(term(vendorZoneKey, "zone-c")),
+			content: func(name string) *unstructured.Unstructured { return content(name, terms(term(zoneKey, "zone-a"))) },
+			want: []string{"do not intersect", `VolumeSnapshotContent "vendor-keys"`, `VolumeSnapshot "ns/vendor-keys"`, `StorageClass "vendor-keys"`,
+				`no node of driver "zonepath.csi.dev" carries`}},
 		{name: "uncut", class: classAB,
 			content: func(name string) *unstructured.Unstructured { return uncut(content(name, nil)) },
 			want:    []string{`VolumeSnapshotContent "uncut" of VolumeSnapshot "ns/uncut" has no snapshot handle yet`}},
@@ -59,7 +65,7 @@ func TestLibReportsNarrowingFailuresAsEvents(t *testing.T) {
 	kube := fake.NewClientset(objects...)
 	delegate := &recorder{}
 	ctx, cancel := context.WithCancel(context.Background())
-	pc := controller.NewProvisionController(ctx, kube, "zonepath.csi.dev", wrap(delegate, lookup, kube),
+	pc := controller.NewProvisionController(ctx, kube, "zonepath.csi.dev", wrapOn(delegate, lookup, kube, driverNodes("zonepath.csi.dev", ebsNodes()...)),
 		controller.LeaderElection(false), controller.Threadiness(1), controller.FailedProvisionThreshold(0),
 		controller.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 50*time.Millisecond)))
 	done := make(chan struct{})

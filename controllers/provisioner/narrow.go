@@ -15,7 +15,8 @@ import (
 
 // narrow returns options with StorageClass replaced by a copy whose
 // allowedTopologies are the snapshot's nodeAffinity ∩ the class's
-// allowedTopologies, when all of these hold:
+// allowedTopologies (less the key combinations no node carries, see
+// placeable), when all of these hold:
 //   - the VolumeSnapshotTopology gate is on;
 //   - no node is selected: upstream then builds the CSI requirement from
 //     allowedTopologies alone (Immediate binding). With a selected node
@@ -73,26 +74,51 @@ func (p *Provisioner) intersection(ctx context.Context, options controller.Provi
 		return nil, fmt.Errorf("intersecting VolumeSnapshotContent %q (VolumeSnapshot %q) nodeAffinity with StorageClass %q allowedTopologies: %w",
 			src.Content, src.Snapshot, class.Name, err)
 	}
+	disjoint := &DisjointError{Content: src.Content, Snapshot: src.Snapshot.String(), StorageClass: class.Name,
+		NodeAffinity: src.NodeAffinity, AllowedTopologies: class.AllowedTopologies}
 	if !ok {
-		return nil, &DisjointError{Content: src.Content, Snapshot: src.Snapshot.String(), StorageClass: class.Name,
-			NodeAffinity: src.NodeAffinity, AllowedTopologies: class.AllowedTopologies}
+		return nil, disjoint
 	}
-	return terms, nil
+	kept, drivers, err := placeable(terms, class.AllowedTopologies, src.NodeAffinity, p.nodes)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("VolumeSnapshotContent %q (VolumeSnapshot %q), StorageClass %q: finding the nodes of driver %q in their intersection %s: %w",
+			src.Content, src.Snapshot, class.Name, p.nodes.Driver, formatTerms(terms), err)
+	case kept == nil && drivers == 0:
+		// Not disjoint as far as anyone knows: no node plugin has
+		// registered yet. The lib retries; a node registering ends it.
+		return nil, fmt.Errorf("VolumeSnapshotContent %q (VolumeSnapshot %q) and StorageClass %q intersect only in %s, combined key by key, and no CSINode lists driver %q yet to tell which of those segments exist",
+			src.Content, src.Snapshot, class.Name, formatTerms(terms), p.nodes.Driver)
+	case kept == nil:
+		disjoint.Driver, disjoint.Merged = p.nodes.Driver, terms
+		return nil, disjoint
+	}
+	return kept, nil
 }
 
 // DisjointError reports a snapshot that cannot be restored anywhere its
 // StorageClass allows. The lib turns it into a ProvisioningFailed Warning
 // event on the claim, so it names both objects and both term lists: the
 // user must change one of them (or restore through another class).
+// Merged is set when the terms do intersect key by key, but only in
+// segments no node of Driver carries (placeable): terms in different keys
+// for one place, such as a vendor zone key and topology.kubernetes.io/zone.
 type DisjointError struct {
 	Content, Snapshot, StorageClass string
 	NodeAffinity, AllowedTopologies []v1.TopologySelectorTerm
+	Driver                          string
+	Merged                          []v1.TopologySelectorTerm
 }
 
 func (e *DisjointError) Error() string {
-	return fmt.Sprintf("snapshot topology and StorageClass allowedTopologies do not intersect: "+
+	msg := fmt.Sprintf("snapshot topology and StorageClass allowedTopologies do not intersect: "+
 		"VolumeSnapshotContent %q (VolumeSnapshot %q) nodeAffinity %s and StorageClass %q allowedTopologies %s",
 		e.Content, e.Snapshot, formatTerms(e.NodeAffinity), e.StorageClass, formatTerms(e.AllowedTopologies))
+	if e.Merged != nil {
+		msg += fmt.Sprintf(" combine key by key only into %s, which no node of driver %q carries (CSINode, Node labels)",
+			formatTerms(e.Merged), e.Driver)
+	}
+	return msg
 }
 
 // formatTerms writes terms compactly for an event:

@@ -19,6 +19,7 @@ type Provisioner struct {
 	delegate controller.Provisioner
 	resolver snapshotapi.Resolver
 	claims   corev1.PersistentVolumeClaimsGetter
+	nodes    DriverNodes
 	pins     pins
 }
 
@@ -29,6 +30,9 @@ type Options struct {
 	Resolver snapshotapi.Resolver
 	// Claims patches the pin annotation of claims.
 	Claims corev1.PersistentVolumeClaimsGetter
+	// Nodes tell which segments of an intersection a node carries
+	// (placeable); upstream's own listers.
+	Nodes DriverNodes
 }
 
 // The lib's ProvisionController finds optional behaviour by type assertion
@@ -47,7 +51,7 @@ var (
 // the VolumeSnapshotTopology gate is on, so they may be empty when it is
 // off.
 func New(delegate controller.Provisioner, o Options) *Provisioner {
-	return &Provisioner{delegate: delegate, resolver: o.Resolver, claims: o.Claims}
+	return &Provisioner{delegate: delegate, resolver: o.Resolver, claims: o.Claims, nodes: o.Nodes}
 }
 
 // Provision narrows the StorageClass where KEP-5943 asks for it and hands

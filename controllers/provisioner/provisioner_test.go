@@ -56,6 +56,8 @@ type provisionCase struct {
 	wantReads int
 	// wantPin: the claim is pinned to what the delegate got.
 	wantPin bool
+	// nodes are the driver's nodes; nil means fixtureNodes.
+	nodes []fakeNode
 }
 
 func provisionCases() []provisionCase {
@@ -76,6 +78,19 @@ func provisionCases() []provisionCase {
 			snapshot: bound, content: content("snapcontent-x", snapAorD), wantReads: 2,
 			wantErr: []string{"do not intersect", `VolumeSnapshotContent "snapcontent-x"`, `VolumeSnapshot "ns/snap"`, `StorageClass "sc"`,
 				"{topology.kubernetes.io/region in (r1), topology.kubernetes.io/zone in (a)}", "[{topology.kubernetes.io/zone in (c)}]"}},
+		{name: "ebs-keys: a vendor-key class disjoint from the snapshot's zone is refused, naming both objects", claim: restore,
+			class: storageClass(immediate, terms(term(vendorZoneKey, "zone-c"))), nodes: ebsNodes(),
+			snapshot: bound, content: content("snapcontent-x", terms(term(zoneKey, "zone-a"))), wantReads: 2,
+			wantErr: []string{"do not intersect", `VolumeSnapshotContent "snapcontent-x"`, `VolumeSnapshot "ns/snap"`, `StorageClass "sc"`,
+				"[{topology.kubernetes.io/zone in (zone-a), topology.zonepath.csi.dev/zone in (zone-c)}]", `no node of driver "zonepath.csi.dev" carries`}},
+		{name: "ebs-keys: a vendor-key class is narrowed to the snapshot's zone as its nodes carry it", claim: restore,
+			class: storageClass(immediate, terms(term(vendorZoneKey, "zone-a", "zone-c"))), nodes: ebsNodes(),
+			snapshot: bound, content: content("snapcontent-x", terms(term(zoneKey, "zone-a"))),
+			want: terms(term(zoneKey, "zone-a", vendorZoneKey, "zone-a")), wantReads: 2, wantPin: true},
+		{name: "ebs-keys: no node runs the driver yet", claim: restore,
+			class: storageClass(immediate, terms(term(vendorZoneKey, "zone-a"))), nodes: []fakeNode{},
+			snapshot: bound, content: content("snapcontent-x", terms(term(zoneKey, "zone-a"))), wantReads: 2,
+			wantErr: []string{`VolumeSnapshotContent "snapcontent-x" (VolumeSnapshot "ns/snap") and StorageClass "sc" intersect only in`, `no CSINode lists driver "zonepath.csi.dev" yet`}},
 		{name: "no nodeAffinity", claim: restore, class: storageClass(immediate, classAB),
 			snapshot: bound, content: content("snapcontent-x", nil), unchanged: true, wantReads: 2, wantPin: true},
 		{name: "empty nodeAffinity is no constraint", claim: restore, class: storageClass(immediate, classC),
@@ -148,7 +163,11 @@ func TestProvision(t *testing.T) {
 			before := class.DeepCopy()
 			options := controller.ProvisionOptions{StorageClass: class, PVC: tc.claim, PVName: "pvc-1", SelectedNodeName: tc.node}
 
-			_, state, err := wrap(delegate, lookup, kube).Provision(context.Background(), options)
+			nodes := fixtureNodes()
+			if tc.nodes != nil {
+				nodes = driverNodes("zonepath.csi.dev", tc.nodes...)
+			}
+			_, state, err := wrapOn(delegate, lookup, kube, nodes).Provision(context.Background(), options)
 
 			checkOutcome(t, tc, delegate, state, err)
 			if !reflect.DeepEqual(class, before) {

@@ -57,6 +57,7 @@ func Run(ctx context.Context, cfg Config) error {
 	wrapper := New(tracking.wrap(newUpstream(cfg, c, d, k)), Options{
 		Resolver: snapshotapi.Resolver{Reader: snapshotapi.Live{Client: c.Dynamic}, CrossNamespace: crossNamespace()},
 		Claims:   c.Kube.CoreV1(),
+		Nodes:    DriverNodes{Driver: d.name, CSINodes: k.csiNodes, Nodes: k.nodes},
 	})
 	if zpfeatures.Enabled() {
 		if err := wrapper.Watch(k.claimInformer()); err != nil {

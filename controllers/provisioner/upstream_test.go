@@ -2,6 +2,7 @@ package provisioner
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -57,12 +58,26 @@ func (r *createRecorder) last(t *testing.T) *csi.CreateVolumeRequest {
 	return r.reqs[len(r.reqs)-1]
 }
 
+// ebsWorldYAML is the driver's topology in EBS's shape, as the ebs-keys
+// personality runs it: one region, no region key; NodeGetInfo reports the
+// vendor zone key, the zone key and the OS key, volumes and snapshots the
+// zone key alone.
+const ebsWorldYAML = `keys: {omitRegion: true, nodeZone: ` + vendorZoneKey + `, nodeOS: ` + osKey + `}
+regions:
+- name: region-1
+  zones: [{name: zone-a}, {name: zone-b}, {name: zone-c}]
+`
+
 // startDriver serves the real zonepath driver in-process and returns a
 // connection that records CreateVolume requests.
 func startDriver(t *testing.T) (*grpc.ClientConn, *createRecorder) {
+	return startDriverIn(t, worldYAML)
+}
+
+func startDriverIn(t *testing.T, world string) (*grpc.ClientConn, *createRecorder) {
 	t.Helper()
 	rec := &createRecorder{}
-	d := drivertest.Start(t, drivertest.Options{World: worldYAML})
+	d := drivertest.Start(t, drivertest.Options{World: world})
 	return d.Conn(t, grpc.WithUnaryInterceptor(rec.intercept)), rec
 }
 
@@ -70,10 +85,15 @@ func startDriver(t *testing.T) (*grpc.ClientConn, *createRecorder) {
 // returns its ID and accessible topology as nodeAffinity terms, the way
 // the snapshotter sidecar writes them.
 func snapshotInZoneA(t *testing.T, conn *grpc.ClientConn) (string, []v1.TopologySelectorTerm) {
+	return snapshotIn(t, conn, drivertest.Segment(regionKey, "region-1", zoneKey, "zone-a"))
+}
+
+// snapshotIn is snapshotInZoneA in any segment of the driver.
+func snapshotIn(t *testing.T, conn *grpc.ClientConn, seg *csi.Topology) (string, []v1.TopologySelectorTerm) {
 	t.Helper()
 	ctx := context.Background()
 	c := csi.NewControllerClient(conn)
-	zoneA := drivertest.Requisite(drivertest.Segment(regionKey, "region-1", zoneKey, "zone-a"))
+	zoneA := drivertest.Requisite(seg)
 	vol, err := c.CreateVolume(ctx, drivertest.VolumeRequest("source", 1<<30, zoneA))
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +209,81 @@ func segments(ts []*csi.Topology) []string {
 	out := make([]string, len(ts))
 	for i, s := range ts {
 		out[i] = s.GetSegments()[regionKey] + "/" + s.GetSegments()[zoneKey]
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestUpstreamEBSKeys is TestUpstreamReceivesIntersection for a driver of
+// EBS's shape (the ebs-keys personality) whose StorageClass names the
+// vendor zone key while the snapshot carries topology.kubernetes.io/zone.
+// The terms merge key by key into combinations; only those a node of the
+// driver carries may reach CreateVolume. A disjoint class used to reach
+// the driver as {zone: zone-a, vendor zone: zone-c}, which it refused with
+// INVALID_ARGUMENT and a message naming neither the snapshot nor the
+// class; it must be refused before CreateVolume, naming both (KEP-5943:
+// "rather than deferring to a CSI driver failure").
+func TestUpstreamEBSKeys(t *testing.T) {
+	cases := []struct {
+		name    string
+		class   []v1.TopologySelectorTerm
+		want    []string // requisite segments, sorted key=value lists
+		wantErr []string
+	}{
+		{name: "vendor-key class holding the snapshot's zone: the nodes' combination",
+			class: terms(term(vendorZoneKey, "zone-a", "zone-c")),
+			want:  []string{zoneKey + "=zone-a," + vendorZoneKey + "=zone-a"}},
+		{name: "class in the snapshot's key: the snapshot's zone, as before",
+			class: terms(term(zoneKey, "zone-a", "zone-c")), want: []string{zoneKey + "=zone-a"}},
+		{name: "vendor-key class disjoint from the snapshot: refused before the driver",
+			class:   terms(term(vendorZoneKey, "zone-c")),
+			wantErr: []string{"do not intersect", `VolumeSnapshotContent "snapcontent-x"`, `VolumeSnapshot "ns/snap"`, "no node of driver"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.VolumeSnapshotTopology, true)
+			conn, rec := startDriverIn(t, ebsWorldYAML)
+			driver, err := ctrl.GetDriverName(conn, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			handle, affinity := snapshotIn(t, conn, drivertest.Segment(zoneKey, "zone-a"))
+			snaps, lookup := snapshotObjects(driver, handle, affinity)
+			options := restoreOptions(driver, tc.class)
+			nodes := driverNodes(driver, ebsNode("a-1", "zone-a"), ebsNode("b-1", "zone-b"), ebsNode("c-1", "zone-c"))
+			p := wrapOn(testUpstream(t, conn, driver, snaps, true, nil), lookup, fake.NewClientset(options.PVC), nodes)
+
+			pv, _, err := p.Provision(context.Background(), options)
+
+			if tc.wantErr != nil {
+				checkError(t, err, tc.wantErr)
+				if len(rec.reqs) != 1 {
+					t.Fatalf("%d CreateVolume calls, want the source's only: %v", len(rec.reqs), rec.reqs)
+				}
+				return
+			}
+			if err != nil || pv == nil {
+				t.Fatalf("Provision: %v (requisite %v)", err, keyValues(rec.last(t).GetAccessibilityRequirements().GetRequisite()))
+			}
+			if got := keyValues(rec.last(t).GetAccessibilityRequirements().GetRequisite()); !slices.Equal(got, tc.want) {
+				t.Fatalf("requisite = %v, want %v", got, tc.want)
+			}
+			if got := pv.Spec.NodeAffinity.String(); !strings.Contains(got, "zone-a") || strings.Contains(got, "zone-c") {
+				t.Errorf("restored PV nodeAffinity %s, want the snapshot's zone-a only", got)
+			}
+		})
+	}
+}
+
+// keyValues renders CSI segments as sorted "key=value,..." strings.
+func keyValues(ts []*csi.Topology) []string {
+	out := make([]string, len(ts))
+	for i, s := range ts {
+		pairs := make([]string, 0, len(s.GetSegments()))
+		for _, k := range slices.Sorted(maps.Keys(s.GetSegments())) {
+			pairs = append(pairs, k+"="+s.GetSegments()[k])
+		}
+		out[i] = strings.Join(pairs, ",")
 	}
 	slices.Sort(out)
 	return out
