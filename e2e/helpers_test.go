@@ -118,3 +118,20 @@ func TestUnitFirstTryTolerated(t *testing.T) {
 		}
 	}
 }
+
+// waitSnapshotReadyOrFailed waits past the errors csi-snapshotter retries
+// in place (a flaky backend) and stops at any other: the driver's answer.
+func TestUnitTransientSnapshotError(t *testing.T) {
+	for msg, want := range map[string]bool{
+		`Failed to create snapshot: failed to take snapshot of the volume v: "rpc error: code = Unavailable desc = backend busy"`:            true,
+		`Failed to create snapshot: failed to take snapshot of the volume v: "rpc error: code = Aborted desc = operation pending"`:           true,
+		`Failed to create snapshot: failed to take snapshot of the volume v: "rpc error: code = DeadlineExceeded desc = context deadline"`:   true,
+		`Failed to create snapshot: failed to take snapshot of the volume v: "rpc error: code = ResourceExhausted desc = zone-d is full"`:    false,
+		`Failed to create snapshot: failed to take snapshot of the volume v: "rpc error: code = InvalidArgument desc = no such zone"`:        false,
+		`Failed to check and update snapshot content: failed to get input parameters to create snapshot: volume "v" not found, no code here`: false,
+	} {
+		if got := transientError(msg); got != want {
+			t.Errorf("transientError(%q) = %v, want %v", msg, got, want)
+		}
+	}
+}

@@ -180,7 +180,9 @@ func (e *env) fillSegment(ctx context.Context, x *driverext.Exhaustion, claim, c
 		name := claimName("s11-fill", i)
 		e.createSnapshot(ctx, name, claim, class)
 		*cleanup = append(*cleanup, name)
-		if msg, _ := snapshotError(e.waitSnapshotReadyOrFailed(ctx, name)); msg != "" {
+		content := e.waitSnapshotReadyOrFailed(ctx, name)
+		if ready, _, _ := unstructured.NestedBool(content.Object, "status", "readyToUse"); !ready {
+			msg, _ := snapshotError(content)
 			framework.Failf("snapshot %d of the %d that fill %s failed: %s; does another spec or a leftover snapshot use the segment?", i, x.ExhaustAfter, x.ExhaustedSegment, msg)
 		}
 		fill = append(fill, name)
@@ -189,18 +191,37 @@ func (e *env) fillSegment(ctx context.Context, x *driverext.Exhaustion, claim, c
 }
 
 // waitSnapshotReadyOrFailed waits until a snapshot is ready or its
-// content has an error, and returns the content.
+// content has an error other than a transient one, and returns the
+// content. A busy backend's UNAVAILABLE or ABORTED (spec.md, CreateSnapshot
+// errors: "Caller SHOULD ensure that there are no other calls pending for
+// the specified snapshot, and then retry with exponential back off"; "COs
+// MUST handle all valid error codes"), or the sidecar's own
+// DeadlineExceeded, is retried by csi-snapshotter with the content kept
+// being created: it says nothing of the driver's answer to the request
+// yet, so the wait goes on (logged) until the driver gives one.
 func (e *env) waitSnapshotReadyOrFailed(ctx context.Context, name string) *unstructured.Unstructured {
 	var content *unstructured.Unstructured
+	var transient []string
 	gomega.Eventually(ctx, func(ctx context.Context) error {
 		content = e.boundContent(ctx, name)
 		ready, _, _ := unstructured.NestedBool(content.Object, "status", "readyToUse")
-		if msg, _ := snapshotError(content); ready || msg != "" {
+		msg, at := snapshotError(content)
+		if ready || (msg != "" && !transientError(msg)) {
 			return nil
 		}
-		return fmt.Errorf("VolumeSnapshotContent %s of %s is neither ready nor failed%s", content.GetName(), name, e.lastEvent(ctx, name))
+		if msg != "" && !slices.Contains(transient, at+msg) {
+			transient = append(transient, at+msg)
+			framework.Logf("VolumeSnapshotContent %s of %s: transient error, retried by the snapshotter: %s", content.GetName(), name, msg)
+		}
+		return fmt.Errorf("VolumeSnapshotContent %s of %s is neither ready nor failed other than transiently (status.error %q)%s", content.GetName(), name, msg, e.lastEvent(ctx, name))
 	}).WithTimeout(e.snapshotTimeout()).WithPolling(poll).Should(gomega.Succeed())
 	return content
+}
+
+// transientError says whether a status.error or event message reports
+// one of the codes a sidecar retries in place (retriedInPlace).
+func transientError(message string) bool {
+	return slices.Contains(retriedInPlace, rpcCode(message))
 }
 
 // lift gives the exhausted segment room again the configured way.
@@ -481,7 +502,7 @@ func defineLifecycle(e *env) {
 
 		content := e.waitSnapshotReadyOrFailed(ctx, "s18-misspelt")
 		msg, _ := snapshotError(content)
-		if msg == "" {
+		if ready, _, _ := unstructured.NestedBool(content.Object, "status", "readyToUse"); ready {
 			framework.Failf("VolumeSnapshotContent %s is ready, though its class allows only %s, which names no zone of the driver", content.GetName(), misspelt(seg, e.ext.RegionKey))
 		}
 		ev := e.waitWarningCode(ctx, refusedRequirement, "s18-misspelt", content.GetName())

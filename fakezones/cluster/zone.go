@@ -208,11 +208,15 @@ func editOutageRules(path, zoneID string, seg map[string]string, down bool) (boo
 // (faults.Injector.Watch).
 const reloadLine = "Reloaded fault rules"
 
+// ControllerLog is the log of the zonepath controller of the cluster in
+// dir, where it logs each fault it injects (driver/faults) at -v=2.
+func ControllerLog(dir string) string { return (&workDir{dir: dir}).log("zonepath-controller") }
+
 // FaultReloadWaiter is reloadWaiter for the zonepath controller of the
 // cluster in dir, for a tool that rewrites the cluster's
 // --driver-fault-rules file (the conformance matrix).
 func FaultReloadWaiter(dir string) func(context.Context) error {
-	return reloadWaiter((&workDir{dir: dir}).log("zonepath-controller"), io.Discard)
+	return reloadWaiter(ControllerLog(dir), io.Discard)
 }
 
 // reloadWaiter counts the reloads in the controller's log now and returns

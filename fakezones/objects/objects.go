@@ -37,6 +37,10 @@ const (
 	ZoneLabel      = "topology.kubernetes.io/zone"
 	RegionLabel    = "topology.kubernetes.io/region"
 	KwokAnnotation = "kwok.x-k8s.io/node"
+	// ControllerAttachAnnotation is the annotation kubelet puts on its
+	// Node when the attach-detach controller attaches its volumes
+	// (kubelet --enable-controller-attach-detach); spec.File.ControllerAttachDetach.
+	ControllerAttachAnnotation = "volumes.kubernetes.io/controller-managed-attach-detach"
 )
 
 // Clients are the API clients objects uses.
@@ -355,6 +359,9 @@ func Node(n spec.Node) *v1.Node {
 	node := node(n)
 	if n.WellKnownLabels {
 		node.Labels[RegionLabel], node.Labels[ZoneLabel] = n.Region, n.Zone
+	}
+	if n.ControllerAttachDetach {
+		node.Annotations[ControllerAttachAnnotation] = "true"
 	}
 	return node
 }

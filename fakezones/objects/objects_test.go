@@ -145,3 +145,23 @@ func load(t *testing.T, doc string) *spec.Cluster {
 	}
 	return cl
 }
+
+// TestNodeControllerAttach: the cluster file's controllerAttachDetach puts
+// kubelet's controller-managed-attach-detach annotation on every node, so
+// that the attach-detach controller makes VolumeAttachments for them;
+// without it no node has it.
+func TestNodeControllerAttach(t *testing.T) {
+	for doc, want := range map[string]bool{
+		"zones: 2\n": false,
+		"zones: 2\ncontrollerAttachDetach: false\n": false,
+		"zones: 2\ncontrollerAttachDetach: true\n":  true,
+	} {
+		for _, sn := range load(t, doc).Nodes {
+			n := Node(sn)
+			v, has := n.Annotations[ControllerAttachAnnotation]
+			if has != want || (has && v != "true") || n.Annotations[KwokAnnotation] != "fake" {
+				t.Errorf("%q: node %s annotations %v, want %s %t and kwok's", doc, n.Name, n.Annotations, ControllerAttachAnnotation, want)
+			}
+		}
+	}
+}

@@ -98,6 +98,17 @@ type File struct {
 	// CSIStorageCapacity objects the provisioners still publish, as in a
 	// cluster that never turned capacity tracking on. Default true.
 	StorageCapacity *bool `json:"storageCapacity,omitempty"`
+	// ControllerAttachDetach true gives every kwok node the annotation
+	// that kubelet's --enable-controller-attach-detach (on by default)
+	// sets: kube-controller-manager's attach-detach controller then makes
+	// a VolumeAttachment for each claim of a pod placed on the node, and
+	// the attacher sidecars call ControllerPublishVolume and, once the pod
+	// is gone, ControllerUnpublishVolume. Default false: kwok pods use no
+	// volume, so the attachments only cost calls, and the specs judge
+	// nothing by them; a cluster that exercises the attach path (a
+	// personality whose fault rules fail ControllerPublishVolume) turns it
+	// on.
+	ControllerAttachDetach bool `json:"controllerAttachDetach,omitempty"`
 }
 
 // SchedulesByCapacity says whether the CSIDrivers ask the scheduler to
@@ -171,6 +182,8 @@ type Node struct {
 	MaxVolumesPerNode int64
 	// PublishLimit is NodeOverride.PublishLimit; 0: none.
 	PublishLimit int64
+	// ControllerAttachDetach is File.ControllerAttachDetach.
+	ControllerAttachDetach bool
 }
 
 // HasDriver says whether the node runs a zonepath node plugin.
@@ -435,9 +448,10 @@ func (f File) nodes() []Node {
 			n := Node{
 				Name:   fmt.Sprintf("node-%s-%d", zoneLetters(z), i),
 				Region: f.RegionOf(z), Zone: ZoneName(z),
-				WellKnownLabels:   wellKnown,
-				Registration:      Registered,
-				MaxVolumesPerNode: f.MaxVolumesPerNode,
+				WellKnownLabels:        wellKnown,
+				Registration:           Registered,
+				MaxVolumesPerNode:      f.MaxVolumesPerNode,
+				ControllerAttachDetach: f.ControllerAttachDetach,
 			}
 			if f.Driver.RacksPerZone > 0 {
 				n.Rack = RackName((i - 1) % f.Driver.RacksPerZone)

@@ -15,7 +15,9 @@
 // cluster that did not come up, a suite that wrote no JUnit), and on any
 // skip whose reason is not a capability the personality lacks: a skip is
 // explained only through the classifier's vocabulary (capabilities.go),
-// never by a spec's name.
+// never by a spec's name. A personality with a faultRules.yaml also fails
+// when, during its e2e run, no rule of some match.rpc fired: the faults
+// are counted from the controller's log and printed by RPC.
 //
 //	go run ./e2e/cmd/matrix --bin-dir bin --output-dir _output/conformance-matrix --only prefixed,zone-only
 package main

@@ -91,6 +91,11 @@ func (o *options) withFaultRules(ctx context.Context, p personality, g group, cl
 		return run()
 	}
 	data, err := os.ReadFile(path)
+	var rules *faults.RuleSet
+	if err == nil {
+		rules, err = faults.Parse(data)
+	}
+	offset := logOffset(clusterDir)
 	if err == nil {
 		err = setFaultRules(ctx, o.faultFile(g), clusterDir, data)
 	}
@@ -101,6 +106,11 @@ func (o *options) withFaultRules(ctx context.Context, p personality, g group, cl
 	r := run()
 	if err := setFaultRules(context.WithoutCancel(ctx), o.faultFile(g), clusterDir, []byte(noRules)); err != nil && r.Err == nil {
 		r.Err = fmt.Errorf("emptying the fault rules after e2e: %w", err)
+	}
+	fired, err := judgeFired(clusterDir, o.faultFile(g), offset, rules)
+	fmt.Printf("matrix: %s: faults injected during e2e (%s): %s\n", p.Name, cluster.ControllerLog(clusterDir), fired)
+	if err != nil && r.Err == nil {
+		r.Err = err
 	}
 	return r
 }
