@@ -4,7 +4,8 @@
 # _output/conformance/. Two lanes run side by side, since the suites mostly
 # wait (for the scheduler, for a pod that must stay Pending) and the e2e run
 # alone is most of the time; each line of a lane's output is prefixed with
-# its name, and every step says how long it took:
+# its name (and kept in lane-NAME.log, whose end is printed again when the
+# lane fails), and every step says how long it took:
 #   lane e2e:
 #   4. a fake-zones cluster from hack/conformance/e2e-cluster.yaml
 #      (two regions, the VolumeSnapshotTopology gate on, zones of different
@@ -148,7 +149,7 @@ set -m
 lanes=()
 lane() {
   local name=$1 fn=$2
-  ( trap 'echo $? >"$out/lane-'"$name"'.rc"' EXIT; "$fn" ) 2>&1 | sed -u "s/^/$name | /" &
+  ( trap 'echo $? >"$out/lane-'"$name"'.rc"' EXIT; "$fn" ) 2>&1 | sed -u "s/^/$name | /" | tee "$out/lane-$name.log" &
   lanes+=("$name")
 }
 
@@ -195,6 +196,14 @@ go run ./deploy/cmd/rbac-audit --usage deploy/rbac/api-usage.yaml \
   | tee "$out/rbac-audit.txt" || rbacaudit=$?
 done_step
 if [ ${#failed_lanes[@]} -gt 0 ]; then
+  # The lanes' lines are interleaved above; a failed lane's own last lines
+  # come again here, where a reader (or a CI page showing only the end of
+  # the log) sees them.
+  for name in "${lanes[@]}"; do
+    [ "$(cat "$out/lane-$name.rc" 2>/dev/null)" != 0 ] || continue
+    echo "conformance: the last 60 lines of lane $name (whole: $out/lane-$name.log):"
+    tail -n 60 "$out/lane-$name.log"
+  done
   echo "conformance: failed lanes: ${failed_lanes[*]}; the failing step is the last 'conformance:' line of its lane above"
   exit 1
 fi

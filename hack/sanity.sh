@@ -70,7 +70,7 @@ stop_driver
 start_driver no-snapshot-topology --disable-capabilities SNAPSHOT_ACCESSIBILITY_CONSTRAINTS
 echo "sanity: [3/3] bin/zonepath-sanity against a driver without SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"
 # shellcheck disable=SC2046
-bin/zonepath-sanity --csi.endpoint "unix://$sock" $(paths no-snapshot-topology) \
+bin/zonepath-sanity --csi.endpoint "unix://$sock" $(paths no-snapshot-topology) "${mutable[@]}" \
   --zonepath.config sanity/testdata/zonepath.yaml --ginkgo.junit-report "$out/zonepath-sanity-no-snapshot-topology.xml" \
   --zonepath.upstream=false --ginkgo.no-color | tee "$out/no-snapshot-topology.txt"
 stop_driver

@@ -65,7 +65,8 @@ type Config struct {
 	OutageCommand  string `json:"outageCommand,omitempty"`
 	RecoverCommand string `json:"recoverCommand,omitempty"`
 	// OutageTimeout bounds the wait for the controller to report the
-	// segment's volumes INACCESSIBLE after OutageCommand (default 30s).
+	// segment's volumes with a condition they did not have before
+	// OutageCommand, and for it to go after RecoverCommand (default 30s).
 	OutageTimeout metav1.Duration `json:"outageTimeout,omitempty"`
 	// ReadyTimeout bounds the wait for a fresh snapshot to become
 	// ready_to_use before a test restores from it (default 5m, the

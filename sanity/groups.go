@@ -28,7 +28,7 @@ func (s *suite) needGroupSnapshots() {
 }
 
 var _ = describe("Group snapshot topology [zonepath]", []func(*suite){(*suite).needSnapshots, (*suite).needGroupSnapshots}, func(s *suite) {
-	It("returns each group snapshot member with the group's ID and one accessible_topology, the same in ListSnapshots and GetSnapshot (csi.proto Snapshot.group_snapshot_id: \"MUST be the same as the group_snapshot_id\"; accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS; VolumeGroupSnapshot.ready_to_use: MUST be false while a member's is; CreateVolumeGroupSnapshot MUST be idempotent)", ruleGroup, func() {
+	It("returns each group snapshot member with the group's ID and one accessible_topology, the same in ListSnapshots and GetSnapshot (csi.proto Snapshot.group_snapshot_id: \"MUST be the same as the group_snapshot_id\"; accessible_topology only with SNAPSHOT_ACCESSIBILITY_CONSTRAINTS; VolumeGroupSnapshot.ready_to_use: MUST be false while a member's is; CreateVolumeGroupSnapshot MUST be idempotent; DeleteVolumeGroupSnapshot with snapshot_ids that are not the group's: SHOULD report an error, INVALID_ARGUMENT, reported when not)", ruleGroup, func() {
 		segs := s.needSegments(2)
 		group := csi.NewGroupControllerClient(s.sc.ControllerConn)
 		sources := map[string]*csi.Topology{}
@@ -54,6 +54,7 @@ var _ = describe("Group snapshot topology [zonepath]", []func(*suite){(*suite).n
 				Expect(r.snap.GetGroupSnapshotId()).To(Equal(g.GetGroupSnapshotId()), "member %s: %s group_snapshot_id", m.GetSnapshotId(), r.call)
 			}
 		}
+		s.mismatchedDelete(group, g)
 	})
 })
 
@@ -131,6 +132,34 @@ func (s *suite) deleteGroup(group csi.GroupControllerClient, g *csi.VolumeGroupS
 		GroupSnapshotId: g.GetGroupSnapshotId(), SnapshotIds: ids, Secrets: s.sc.Secrets.DeleteSnapshotSecret,
 	})
 	Expect(err).NotTo(HaveOccurred(), "DeleteVolumeGroupSnapshot %s", g.GetGroupSnapshotId())
+}
+
+// mismatchedDelete asks to delete group g with snapshot_ids that are not
+// its members (all but one of them). DeleteVolumeGroupSnapshotRequest.
+// snapshot_ids: an SP that does not need the list "SHOULD check this field
+// and report an error if it has the ability to detect a mismatch", and
+// DeleteVolumeGroupSnapshot Errors: INVALID_ARGUMENT "SHOULD also be used"
+// for it. An SP that needs the list MUST report an error, but which SP needs
+// it is not observable: both are reported, never failed. An OK deletes the
+// group; the deferred deleteGroup then gets the OK of a group that "does
+// not exist".
+func (s *suite) mismatchedDelete(group csi.GroupControllerClient, g *csi.VolumeGroupSnapshot) {
+	GinkgoHelper()
+	ids := memberIDs(g)
+	if len(ids) < 2 {
+		return // no proper subset names anything
+	}
+	ids = ids[1:]
+	_, err := group.DeleteVolumeGroupSnapshot(context.Background(), &csi.DeleteVolumeGroupSnapshotRequest{
+		GroupSnapshotId: g.GetGroupSnapshotId(), SnapshotIds: ids, Secrets: s.sc.Secrets.DeleteSnapshotSecret,
+	})
+	switch code(err) {
+	case codes.InvalidArgument:
+	case codes.OK:
+		warn(shouldNotMet, "group snapshot_ids mismatch", fmt.Sprintf("DeleteVolumeGroupSnapshot of group %s (members %v) with snapshot_ids %v answered OK: the SP SHOULD check the list and report an error", g.GetGroupSnapshotId(), memberIDs(g), ids))
+	default:
+		warn(shouldNotMet, "group snapshot_ids mismatch", fmt.Sprintf("DeleteVolumeGroupSnapshot of group %s (members %v) with snapshot_ids %v answered %v: an error, but the code for a mismatch SHOULD be INVALID_ARGUMENT", g.GetGroupSnapshotId(), memberIDs(g), ids, code(err)))
+	}
 }
 
 // groupReady holds a group's ready_to_use to its members'. spec.md

@@ -3,8 +3,8 @@ package sanity
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"time"
+	"slices"
+	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
@@ -80,8 +80,9 @@ var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
 		for i := range 3 {
 			ids = append(ids, s.volume(fmt.Sprintf("zp-health-list-%d", i), s.d.nodeInfo().GetAccessibleTopology()).GetVolumeId())
 		}
-		defer s.recover(cfg, ids...)
-		s.outage(cfg, ids...)
+		o := s.beforeOutage(cfg, ids...)
+		defer s.recover(o)
+		s.outage(o)
 		for _, max := range []int32{0, 1, 2} {
 			seen := map[string]int{}
 			for _, h := range s.walkHealth(max) {
@@ -100,8 +101,9 @@ var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
 		s.needControllerCap(getVolumeHealth)
 		cfg := s.needOutage()
 		id := s.volume("zp-health-entries", s.d.nodeInfo().GetAccessibleTopology()).GetVolumeId()
-		defer s.recover(cfg, id)
-		s.outage(cfg, id)
+		o := s.beforeOutage(cfg, id)
+		defer s.recover(o)
+		s.outage(o)
 		views := map[string]*csi.VolumeHealth{"ControllerGetVolumeHealth": s.controllerHealth(id)}
 		if s.d.controllerCapability(listVolumeHealth) {
 			for _, h := range s.walkHealth(0) {
@@ -132,31 +134,64 @@ var _ = describe("Volume health [zonepath]", nil, func(s *suite) {
 	// recently attempted to stage or publish the volume on the node", and
 	// NOT_FOUND says the volume "does not exist on the node", the right
 	// answer for one never put there. The node's view of the outage is
-	// no MUST: from the controller, INACCESSIBLE means the CO "MAY
-	// interpret the result as volume not being accessible from all nodes
-	// in the cluster", so a node that does not echo it, or fails the
-	// call while its storage is down, is reported as a WARN.
-	It("reports the health of a volume staged and published on the node, and what the node says when the controller reports it INACCESSIBLE (spec.md NodeGetVolumeHealthResponse.volume_health REQUIRED; NodeGetVolumeHealth Errors: NOT_FOUND only for a volume that does not exist on the node; VolumeHealthErrorType INACCESSIBLE: the CO MAY interpret, the node's echo reported as WARN)", ruleHealthConsistent, func() {
+	// no MUST: it is judged by whether the node, too, reports a condition
+	// the volume did not have before the outage (nodeEcho), and one that
+	// does not, or fails the call while its storage is down, is reported
+	// as a WARN.
+	It("reports the health of a volume staged and published on the node, and what the node says when the controller reports the outage (spec.md NodeGetVolumeHealthResponse.volume_health REQUIRED; NodeGetVolumeHealth Errors: NOT_FOUND only for a volume that does not exist on the node; VolumeHealthErrorType: the CO MAY interpret INACCESSIBLE, the node's echo reported as WARN)", ruleHealthConsistent, func() {
 		s.needControllerCap(getVolumeHealth)
 		s.needNodeCap(nodeVolumeHealth)
 		cfg := s.needOutage()
 		id := s.volume("zp-health-consistent", s.d.nodeInfo().GetAccessibleTopology()).GetVolumeId()
 		req := s.onNode(id)
-		healthy, err := s.r.NodeGetVolumeHealth(ctx, req)
+		nodeBefore, err := s.r.NodeGetVolumeHealth(ctx, req)
 		Expect(err).NotTo(HaveOccurred(), "NodeGetVolumeHealth of volume %s, staged and published on the node, before the outage", id)
-		Expect(healthy.GetVolumeHealth().GetVolumeId()).To(Equal(id), "NodeGetVolumeHealthResponse.volume_health (REQUIRED) of volume %s", id)
-		defer s.recover(cfg, id)
-		s.outage(cfg, id)
+		Expect(nodeBefore.GetVolumeHealth().GetVolumeId()).To(Equal(id), "NodeGetVolumeHealthResponse.volume_health (REQUIRED) of volume %s", id)
+		o := s.beforeOutage(cfg, id)
+		defer s.recover(o)
+		s.outage(o)
 		resp, err := s.r.NodeGetVolumeHealth(ctx, req)
-		switch {
-		case err != nil:
-			warn(choiceMade, "node health during the outage", fmt.Sprintf("the controller reports volume %s INACCESSIBLE; NodeGetVolumeHealth on the node of its segment answers %v", id, err))
-		case !inaccessible(resp.GetVolumeHealth()):
-			Expect(resp.GetVolumeHealth().GetVolumeId()).To(Equal(id), "NodeGetVolumeHealthResponse.volume_health (REQUIRED) of volume %s during the outage", id)
-			warn(choiceMade, "node does not echo INACCESSIBLE", fmt.Sprintf("the controller reports volume %s INACCESSIBLE (the CO MAY take it as not accessible from all nodes), the node of its segment reports %v", id, resp.GetVolumeHealth().GetHealthStatuses()))
+		if err != nil {
+			warn(choiceMade, "node health during the outage", fmt.Sprintf("the controller reports volume %s %v; NodeGetVolumeHealth on the node of its segment answers %v", id, o.during[id], err))
+			return
+		}
+		Expect(resp.GetVolumeHealth().GetVolumeId()).To(Equal(id), "NodeGetVolumeHealthResponse.volume_health (REQUIRED) of volume %s during the outage", id)
+		node := added(resp.GetVolumeHealth(), conditionsOf(nodeBefore.GetVolumeHealth()))
+		if missing := nodeEcho(o.during[id], node); missing != "" {
+			warn(choiceMade, "node does not echo "+missing, fmt.Sprintf("during the outage the controller reports volume %s %v, the node of its segment %v (new since before the outage: %v); the CO MAY take a controller's INACCESSIBLE as not accessible from all nodes, a node's as not from that node", id, o.during[id], conditionsOf(resp.GetVolumeHealth()), node))
 		}
 	})
 })
+
+// nodeEcho is what the node's new conditions during an outage (node) do
+// not echo of the controller's (controller), "" when they echo it: any
+// new condition echoes one that is not INACCESSIBLE (a node of the zone
+// that is down may well find a volume DEGRADED elsewhere INACCESSIBLE
+// from there, csi.proto VolumeHealthErrorType INACCESSIBLE: "not being
+// accessible from that node"); a controller's INACCESSIBLE, which the CO
+// "MAY interpret ... as volume not being accessible from all nodes in
+// the cluster", is echoed only by the node's INACCESSIBLE.
+func nodeEcho(controller, node []condition) string {
+	inaccessible := func(c condition) bool { return c.status == csi.VolumeHealthErrorType_INACCESSIBLE }
+	switch {
+	case slices.ContainsFunc(controller, inaccessible) && !slices.ContainsFunc(node, inaccessible):
+		return csi.VolumeHealthErrorType_INACCESSIBLE.String()
+	case len(node) == 0:
+		return statuses(controller)
+	}
+	return ""
+}
+
+// statuses names the statuses of cs, each once, in their order.
+func statuses(cs []condition) string {
+	var names []string
+	for _, c := range cs {
+		if !slices.Contains(names, c.status.String()) {
+			names = append(names, c.status.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
 
 func (s *suite) needControllerCap(c csi.ControllerServiceCapability_RPC_Type) {
 	if !s.d.controllerCapability(c) {
@@ -177,6 +212,14 @@ func (s *suite) needNodeCap(c csi.NodeServiceCapability_RPC_Type) {
 // NodeGetVolumeHealth request naming those paths.
 func (s *suite) onNode(id string) *csi.NodeGetVolumeHealthRequest {
 	GinkgoHelper()
+	return s.onNodeAt(id, s.sc.TargetPath+"/target")
+}
+
+// onNodeAt is onNode publishing at target, whose parent must exist: a
+// target other than the one upstream's cleanup unpublishes is for the
+// caller to unpublish.
+func (s *suite) onNodeAt(id, target string) *csi.NodeGetVolumeHealthRequest {
+	GinkgoHelper()
 	ctx := context.Background()
 	node := s.d.nodeInfo().GetNodeId()
 	capability := sanity.TestVolumeCapabilityWithAccessType(s.sc, csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER)
@@ -186,7 +229,7 @@ func (s *suite) onNode(id string) *csi.NodeGetVolumeHealthRequest {
 		req.VolumeCapability = capability
 		publishContext = s.r.MustControllerPublishVolume(ctx, req).GetPublishContext()
 	}
-	req := &csi.NodeGetVolumeHealthRequest{VolumeId: id, VolumePublishPath: s.sc.TargetPath + "/target"}
+	req := &csi.NodeGetVolumeHealthRequest{VolumeId: id, VolumePublishPath: target}
 	if s.d.nodeCapability(csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME) {
 		req.StagingTargetPath = s.sc.StagingPath
 		_, err := s.r.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: req.StagingTargetPath,
@@ -216,40 +259,6 @@ func (s *suite) deletedVolume() string {
 	_, err := s.r.DeleteVolume(context.Background(), &csi.DeleteVolumeRequest{VolumeId: vol.GetVolumeId(), Secrets: s.sc.Secrets.DeleteVolumeSecret})
 	Expect(err).NotTo(HaveOccurred(), "DeleteVolume")
 	return vol.GetVolumeId()
-}
-
-// outage runs the outage command and waits until the controller reports
-// every one of ids INACCESSIBLE.
-func (s *suite) outage(cfg Config, ids ...string) {
-	GinkgoHelper()
-	out, err := exec.Command("sh", "-c", cfg.OutageCommand).CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "outage command %q: %s", cfg.OutageCommand, out)
-	for _, id := range ids {
-		Eventually(func() bool { return inaccessible(s.controllerHealth(id)) }).WithTimeout(cfg.outageTimeout()).WithPolling(100*time.Millisecond).
-			Should(BeTrue(), "after the outage command, ControllerGetVolumeHealth must report volume %s, in the node's segment, INACCESSIBLE", id)
-	}
-}
-
-// recover runs the recover command and waits, as long as outage may,
-// until the controller no longer reports ids INACCESSIBLE, so that
-// cleanup can delete what the test made. It runs deferred, also after a
-// failure, so it reports trouble in the log and does not fail the test.
-func (s *suite) recover(cfg Config, ids ...string) {
-	out, err := exec.Command("sh", "-c", cfg.RecoverCommand).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(GinkgoWriter, "recover command %q failed: %v: %s\n", cfg.RecoverCommand, err, out)
-		return
-	}
-	deadline := time.Now().Add(cfg.outageTimeout())
-	for _, id := range ids {
-		for time.Now().Before(deadline) {
-			resp, err := s.r.ControllerGetVolumeHealth(context.Background(), &csi.ControllerGetVolumeHealthRequest{VolumeId: id})
-			if err == nil && !inaccessible(resp.GetVolumeHealth()) {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
 }
 
 func (s *suite) controllerHealth(id string) *csi.VolumeHealth {
@@ -283,13 +292,4 @@ func (s *suite) walkHealth(max int32) []*csi.VolumeHealth {
 			return all
 		}
 	}
-}
-
-func inaccessible(h *csi.VolumeHealth) bool {
-	for _, e := range h.GetHealthStatuses() {
-		if e.GetStatus() == csi.VolumeHealthErrorType_INACCESSIBLE {
-			return true
-		}
-	}
-	return false
 }

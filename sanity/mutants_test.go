@@ -133,7 +133,39 @@ var mutants = []struct {
 		rule: "group", fails: testGroup,
 		intercept: fixed(refuseGroupsWith(codes.Unavailable)),
 	},
+	// Issue 32, "What to build" 4: clauses SPEC-MAP.md listed as gaps.
+	{
+		name: "modify-repeat-refused",
+		must: "ControllerModifyVolume: \"This operation MUST be idempotent\"; the driver applies the first call and answers the same " +
+			"request again FAILED_PRECONDITION, as one that takes a repeat for a conflicting modification",
+		rule: "modify-idempotent", fails: testModifyTwice,
+		intercept: fixed(refuseRepeatedModify()),
+	},
+	{
+		name: "storage-health-unimplemented",
+		must: "NodeGetStorageHealth: \"A Node Plugin MUST implement this RPC call if it has GET_STORAGE_HEALTH node capability\"; " +
+			"the node advertises it and answers UNIMPLEMENTED",
+		rule: "storage-health", fails: testStorageHealth,
+		intercept: fixed(storageHealthUnimplemented),
+	},
+	{
+		name: "storage-health-repeated",
+		must: "StorageBackendHealth.reason: \"The Plugin MUST NOT return multiple StorageBackendHealth messages with the same " +
+			"(status, reason, volume_capability) combination\"; every entry is sent twice",
+		rule: "storage-health", fails: testStorageHealth,
+		intercept: fixed(repeatStorageHealth),
+	},
+	{
+		name: "health-path-127-bytes",
+		must: "NodeGetVolumeHealthRequest.volume_publish_path: \"SP MUST accept a max path length of at least 128 bytes\"; " +
+			"the node refuses a path of 128 bytes or more as INVALID_ARGUMENT",
+		rule: "health-paths", fails: testHealthPaths,
+		intercept: fixed(refuseLongHealthPaths(minHealthPath - 1)),
+	},
 }
+
+// minHealthPath is the path length NodeGetVolumeHealth MUST accept.
+const minHealthPath = 128
 
 // noExhaustion configures no exhausted segment: what sanity checks of
 // RESOURCE_EXHAUSTED without the exhaustion flags.
@@ -303,6 +335,66 @@ func refuseGroupsWith(c codes.Code) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if _, ok := req.(*csi.CreateVolumeGroupSnapshotRequest); ok {
 			return nil, status.Error(c, "these volumes cannot be snapshotted together")
+		}
+		return handler(ctx, req)
+	}
+}
+
+// refuseRepeatedModify plays a driver that applies a
+// ControllerModifyVolume and refuses the same request for the same
+// volume again with FAILED_PRECONDITION.
+func refuseRepeatedModify() grpc.UnaryServerInterceptor {
+	var mu sync.Mutex
+	applied := map[string]bool{} // volume ID and parameters
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		r, ok := req.(*csi.ControllerModifyVolumeRequest)
+		if !ok {
+			return handler(ctx, req)
+		}
+		key := fmt.Sprint(r.GetVolumeId(), r.GetMutableParameters())
+		mu.Lock()
+		repeat := applied[key]
+		mu.Unlock()
+		if repeat {
+			return nil, status.Error(codes.FailedPrecondition, "a modification of this volume is already applied")
+		}
+		resp, err := handler(ctx, req)
+		if err == nil {
+			mu.Lock()
+			applied[key] = true
+			mu.Unlock()
+		}
+		return resp, err
+	}
+}
+
+// storageHealthUnimplemented plays a node that advertises
+// GET_STORAGE_HEALTH and does not implement NodeGetStorageHealth.
+func storageHealthUnimplemented(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if _, ok := req.(*csi.NodeGetStorageHealthRequest); ok {
+		return nil, status.Error(codes.Unimplemented, "NodeGetStorageHealth")
+	}
+	return handler(ctx, req)
+}
+
+// repeatStorageHealth plays a node that reports each storage condition
+// twice.
+func repeatStorageHealth(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if r, ok := resp.(*csi.NodeGetStorageHealthResponse); ok && err == nil && len(r.GetBackendHealth()) > 0 {
+		r = proto.Clone(r).(*csi.NodeGetStorageHealthResponse)
+		r.BackendHealth = append(r.BackendHealth, r.BackendHealth...)
+		resp = r
+	}
+	return resp, err
+}
+
+// refuseLongHealthPaths plays a node whose NodeGetVolumeHealth takes
+// paths of at most max bytes and refuses longer ones as INVALID_ARGUMENT.
+func refuseLongHealthPaths(max int) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if r, ok := req.(*csi.NodeGetVolumeHealthRequest); ok && (len(r.GetVolumePublishPath()) > max || len(r.GetStagingTargetPath()) > max) {
+			return nil, status.Errorf(codes.InvalidArgument, "paths longer than %d bytes are not supported", max)
 		}
 		return handler(ctx, req)
 	}

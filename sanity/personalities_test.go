@@ -44,6 +44,7 @@ var personalities = []struct {
 	plugin func(*plugin.Config)               // changes to the driver
 	shape  shape
 	says   []string // lines the summary must print: the choice seen
+	never  []string // lines it must not print: a choice it did not make
 	// skips are the tests that must skip, saying why: a global snapshot
 	// leaves no configured segment outside it (and the idempotency cases
 	// that need one are not exercised).
@@ -137,12 +138,29 @@ var personalities = []struct {
 		},
 		shape: fixed(ebsKeys),
 	},
+	// Regional volumes played by the driver's own setting
+	// (volumes.replicas: 2, driver/README.md) rather than an interceptor:
+	// every volume of zone-a has a replica in zone-b. The outage command
+	// takes the node's zone, zone-a, down, and the volume stays usable
+	// through zone-b: the controller reports it DEGRADED ("usable but is
+	// not operating optimally"), not INACCESSIBLE, and the node of zone-a
+	// INACCESSIBLE from there. The volume-health rules must pass it.
+	{
+		name: "regional-volumes-knob",
+		clause: "volumes.replicas: 2; VolumeHealthErrorType DEGRADED, \"The volume is usable but is not operating optimally\", for a " +
+			"volume with one of its two zones down; INACCESSIBLE is what the CO \"MAY interpret\" as not accessible from all nodes",
+		world:  regionalWorld,
+		config: withZoneC,
+		says: []string{"WARN [rule:restore] MAY used: volume accessible beyond requisite",
+			"WARN [rule:health-list] choice the spec leaves open: condition during the outage", "WARN [rule:health-entries] choice the spec leaves open: condition during the outage",
+			"WARN [rule:health-consistent] choice the spec leaves open: condition during the outage", "[DEGRADED/"},
+		// The node of zone-a finds the volume INACCESSIBLE from there: a
+		// new condition, which echoes the controller's DEGRADED.
+		never: []string{"node does not echo", "node health during the outage"},
+	},
 	// EBS's keys played by the driver's own settings (driver/README.md)
 	// rather than an interceptor: what the ebs-keys personality of the
-	// matrix runs. (volumes.replicas is not here: with the node's zone
-	// taken down by the outage command, a regional volume stays usable
-	// through its other zone, and the volume-health tests, which wait for
-	// INACCESSIBLE, fail it: the driver reports it DEGRADED.)
+	// matrix runs.
 	{
 		name:   "ebs-keys-knob",
 		clause: "keys.omitRegion, keys.nodeZone and keys.nodeOS: NodeGetInfo reports three keys, volumes and snapshots the zone key",
@@ -246,6 +264,11 @@ func TestPersonalities(t *testing.T) {
 			for _, line := range p.says {
 				if !strings.Contains(res.output, line) {
 					t.Errorf("summary does not report %q:\n%s", line, res.output)
+				}
+			}
+			for _, line := range p.never {
+				if strings.Contains(res.output, line) {
+					t.Errorf("summary reports %q:\n%s", line, res.output)
 				}
 			}
 		})

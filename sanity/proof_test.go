@@ -57,6 +57,9 @@ const (
 	testHealthList       = "pages ControllerListVolumeHealth"
 	testHealthEntries    = "reports each (status, reason) of a volume at most once"
 	testHealthConsistent = "reports the health of a volume staged and published on the node"
+	testHealthPaths      = "answers NodeGetVolumeHealth for a volume published at a target path of 128 bytes"
+	testStorageHealth    = "answers NodeGetStorageHealth with the capability"
+	testModifyTwice      = "modifies a volume twice with the same mutable_parameters"
 )
 
 // notModifiable is what the summary says of the idempotency table's
@@ -242,12 +245,45 @@ regions:
 	{name: "health entries repeated", fails: testHealthEntries, intercept: fixed(repeatHealthEntries)},
 	{name: "healthy volume listed (a SHOULD: reported, not failed)", says: "WARN [rule:health-list] SHOULD not met: healthy volume listed", intercept: fixed(listHealthyToo)},
 	{name: "fresh volume reported DEGRADED (a SHOULD: reported, not failed)", says: "WARN [rule:health-codes] SHOULD not met: health of a fresh volume", intercept: fixed(degradedAtFirst())},
-	{name: "node health NOT_FOUND for a volume staged and published on it", fails: testHealthConsistent, intercept: fixed(nodeHealthNotFound)},
+	{name: "node health NOT_FOUND for a volume staged and published on it", fails: testHealthConsistent, alsoFails: testHealthPaths, intercept: fixed(nodeHealthNotFound)},
 	{name: "a snapshot missing from a list of over 10,000", fails: testConsistent, alsoFails: testGroup, intercept: fixed(manySnapshots(false))},
-	{name: "node healthy while the controller says INACCESSIBLE (the CO MAY interpret: reported)", says: "WARN [rule:health-consistent] choice the spec leaves open: node does not echo INACCESSIBLE", rules: `
+	{name: "node healthy while the controller says INACCESSIBLE (the CO MAY interpret: reported)", says: "WARN [rule:health-consistent] choice the spec leaves open: node does not echo INACCESSIBLE", rules: nodeSeesNoOutage},
+	// Regional volumes (volumes.replicas: 2): the outage of the node's
+	// zone leaves a volume DEGRADED, usable through its replica, and the
+	// health rules still catch what breaks them.
+	{name: "regional: node healthy while the controller says DEGRADED (reported)", says: "WARN [rule:health-consistent] choice the spec leaves open: node does not echo DEGRADED",
+		world: regionalWorld, config: withZoneC, rules: nodeSeesNoOutage},
+	{name: "regional: fresh volume reported DEGRADED, then DEGRADED by the outage (a SHOULD: reported, not failed)", says: "WARN [rule:health-codes] SHOULD not met: health of a fresh volume",
+		world: regionalWorld, config: withZoneC, intercept: fixed(degradedAtFirst())},
+	{name: "regional: health entries repeated", fails: testHealthEntries, world: regionalWorld, config: withZoneC, intercept: fixed(repeatHealthEntries)},
+	{name: "regional: health list ignores max_entries", fails: testHealthList, world: regionalWorld, config: withZoneC, intercept: fixed(listHealthUnpaged)},
+	// A node whose storage health says nothing of the outage keeps every
+	// MUST (backend_health is OPTIONAL): reported, not failed.
+	{name: "node storage health silent during the outage (reported)", says: "WARN [rule:storage-health] choice the spec leaves open: node storage health during the outage", rules: `
+- name: node-storage-sees-no-outage
+  match: {rpc: NodeGetStorageHealth}
+  action: {mutate: {clear: [backend_health]}}`},
+	// Issue 32: DeleteVolumeGroupSnapshot's snapshot_ids (SPEC-MAP.md GS-26, GS-28).
+	{name: "group deleted whatever its snapshot_ids (a SHOULD: reported, not failed)", says: "WARN [rule:group] SHOULD not met: group snapshot_ids mismatch",
+		intercept: fixed(groupDeleteIgnoresList())},
+}
+
+// nodeSeesNoOutage makes the node report every volume healthy.
+const nodeSeesNoOutage = `
 - name: node-sees-no-outage
   match: {rpc: NodeGetVolumeHealth}
-  action: {mutate: {clear: [volume_health.health_statuses]}}`},
+  action: {mutate: {clear: [volume_health.health_statuses]}}`
+
+// regionalWorld is testdata/world.yaml with every volume in two zones of
+// region-1 (driver/README.md, volumes.replicas): a volume of the node's
+// zone-a has its replica in zone-b, so the outage of zone-a leaves it
+// DEGRADED, not INACCESSIBLE.
+var regionalWorld = "volumes: {replicas: 2}\n" + mustRead("testdata/world.yaml")
+
+// withZoneC configures zone-c, outside a regional volume of zone-a and its
+// replica in zone-b, for the idempotency cases of a place C.
+func withZoneC(c *zpsanity.Config, _ string) {
+	c.Segments = append(c.Segments, map[string]string{regionKey: "region-1", zoneKey: "zone-c"})
 }
 
 // exhaustZoneC makes zone-c refuse every snapshot until the rules change.
@@ -520,7 +556,7 @@ func (r result) failedMatching() []string {
 	var out []string
 	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testElsewhere, testPreferred, testConsistent, testExhausted, testIdempotent,
 		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys, testGroup,
-		testHealthController, testHealthNode, testHealthList, testHealthEntries, testHealthConsistent} {
+		testHealthController, testHealthNode, testHealthList, testHealthEntries, testHealthConsistent, testHealthPaths, testStorageHealth, testModifyTwice} {
 		for _, f := range r.failures {
 			if strings.Contains(f, name) {
 				out = append(out, name)
@@ -596,4 +632,36 @@ func runSanity(t *testing.T, bin, endpoint, dir string, cfg zpsanity.Config, ext
 		t.Fatalf("exit status %v disagrees with %d failures in the report:\n%s", runErr, len(r.failures), out)
 	}
 	return r
+}
+
+// groupDeleteIgnoresList plays a driver that deletes a group snapshot by
+// its ID alone, whatever snapshot_ids the request names: the request
+// reaches zonepath with the group's own members.
+func groupDeleteIgnoresList() grpc.UnaryServerInterceptor {
+	var mu sync.Mutex
+	members := map[string][]string{} // group ID: its members
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if r, ok := req.(*csi.DeleteVolumeGroupSnapshotRequest); ok {
+			mu.Lock()
+			ids, known := members[r.GetGroupSnapshotId()]
+			mu.Unlock()
+			if known {
+				r = proto.Clone(r).(*csi.DeleteVolumeGroupSnapshotRequest)
+				r.SnapshotIds = ids
+				req = r
+			}
+		}
+		resp, err := handler(ctx, req)
+		if r, ok := resp.(*csi.CreateVolumeGroupSnapshotResponse); ok && err == nil {
+			g := r.GetGroupSnapshot()
+			var ids []string
+			for _, m := range g.GetSnapshots() {
+				ids = append(ids, m.GetSnapshotId())
+			}
+			mu.Lock()
+			members[g.GetGroupSnapshotId()] = ids // the same group again (idempotency) has the same members
+			mu.Unlock()
+		}
+		return resp, err
+	}
 }

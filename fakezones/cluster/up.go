@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -242,20 +241,6 @@ func (u *up) credentials(context.Context) error {
 		}
 	}
 	return u.serviceAccountCredentials()
-}
-
-// freePorts asks the kernel for three free ports at once, so they differ.
-func freePorts() (ports, error) {
-	var got [3]int
-	for i := range got {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return ports{}, err
-		}
-		defer l.Close()
-		got[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports{etcd: got[0], etcdPeer: got[1], apiserver: got[2]}, nil
 }
 
 // start starts c and records it before anything else can fail.

@@ -22,6 +22,8 @@ func main() {
 	flag.StringVar(&o.root, "personalities", "e2e/testdata/personalities", "directory of the personality folders")
 	flag.StringVar(&o.only, "only", "", "comma-separated personalities to run (default: all)")
 	flag.IntVar(&o.parallel, "parallel", 1, "clusters (with their personalities' runs) at a time")
+	flag.StringVar(&o.mutable, "mutable-parameters", "sanity/testdata/mutable-parameters.yaml",
+		"--csi.testvolumemutableparameters of every personality's zonepath-sanity run: mutable parameters the zonepath binary accepts; empty: none (the ModifyVolume extension then skips)")
 	flag.StringVar(&o.rbac, "rbac", "deploy/rbac", "kustomization whose ServiceAccounts the clusters' components run as (zonepath-cluster up --rbac); empty: all admin")
 	flag.Parse()
 	if o.parallel < 1 {
@@ -106,7 +108,7 @@ func (o *options) run(ctx context.Context, groups []group, total int) []row {
 }
 
 func (o *options) absolute() error {
-	for _, p := range []*string{&o.bin, &o.out, &o.root, &o.rbac} {
+	for _, p := range []*string{&o.bin, &o.out, &o.root, &o.rbac, &o.mutable} {
 		if *p == "" {
 			continue
 		}

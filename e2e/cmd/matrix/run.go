@@ -14,6 +14,7 @@ import (
 // options are the command's flags, paths made absolute.
 type options struct {
 	bin, out, root, rbac, only string
+	mutable                    string // --csi.testvolumemutableparameters for zonepath-sanity
 	parallel                   int
 }
 
@@ -160,6 +161,12 @@ func (o *options) sanityArgs(ctx context.Context, p personality, cluster, dir, j
 		"--csi.mountdir", filepath.Join(dir, "sanity", "mnt"), "--csi.stagingdir", filepath.Join(dir, "sanity", "staging"),
 		"--zonepath.config", p.file("sanity.yaml"),
 		"--ginkgo.junit-report", junitFile, "--ginkgo.no-color",
+	}
+	// Every personality is the zonepath binary, with MODIFY_VOLUME: the
+	// mutable parameters it accepts let the ModifyVolume extension and the
+	// idempotency table's mutable-parameter retry run, as in make sanity.
+	if o.mutable != "" {
+		args = append(args, "--csi.testvolumemutableparameters", o.mutable)
 	}
 	return append(args, p.SanityFlags...), os.MkdirAll(filepath.Join(dir, "sanity"), 0o755)
 }
