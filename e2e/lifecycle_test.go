@@ -329,11 +329,13 @@ func (e *env) expectRefusedOutsideSource(ctx context.Context, source, allowed dr
 const noSuchPlace = "zonepath-e2e-no-such-zone"
 
 // misspelt is seg with every value but its region's replaced by
-// noSuchPlace: a zone name with a typo, in a region that exists.
+// noSuchPlace: a zone name with a typo, in a region that exists. A segment
+// of the region key alone (a driver whose narrowest segment is a region)
+// has its region misspelt instead, or it would name a real place.
 func misspelt(seg driverext.Segment, regionKey string) driverext.Segment {
 	out := driverext.Segment{}
 	for k, v := range seg {
-		if k != regionKey {
+		if k != regionKey || len(seg) == 1 {
 			v = noSuchPlace
 		}
 		out[k] = v

@@ -469,3 +469,68 @@ func TestRestoreWhereCutOnly(t *testing.T) {
 		})
 	}
 }
+
+// regionOnlyWorld: keys.omitZone over drivertest.World; node-c and node-d
+// are nodes of zone-c (region-1) and zone-d (region-2) beside the driver's
+// own node-1 in zone-a.
+const regionOnlyWorld = "keys: {omitZone: true}\nnodes:\n- {id: node-c, zone: zone-c}\n- {id: node-d, zone: zone-d}\n"
+
+// TestOmitZone: a driver reporting the region key alone (keys.omitZone)
+// reports {region} in NodeGetInfo, volumes and snapshots, zone-scoped
+// snapshots included (one segment per region), and serves a volume from
+// every zone of its region: ControllerPublishVolume to a node of another
+// zone of it succeeds (spec.md: accessible_topology says where the volume
+// is accessible from), to a node of another region is FAILED_PRECONDITION.
+// A requisite naming the zone key names no topology of it:
+// INVALID_ARGUMENT alone, as under keys.omitRegion.
+func TestOmitZone(t *testing.T) {
+	c := newClientIn(t, regionOnlyWorld+drivertest.World(""), "")
+	ctx := context.Background()
+	info, err := c.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+	if err != nil || !sameTopology([]*csi.Topology{info.GetAccessibleTopology()}, []*csi.Topology{region("region-1")}) {
+		t.Fatalf("NodeGetInfo = %v, %v; want the region key only", info, err)
+	}
+	vol := c.mustCreateVolume(drivertest.VolumeRequest("ro-vol", mib, &csi.TopologyRequirement{Requisite: []*csi.Topology{region("region-1")}}))
+	if got := vol.GetAccessibleTopology(); !sameTopology(got, []*csi.Topology{region("region-1")}) {
+		t.Fatalf("volume accessible_topology = %v, want region-1 alone", got)
+	}
+	for node, want := range map[string]codes.Code{drivertest.NodeID: codes.OK, "node-c": codes.OK, "node-d": codes.FailedPrecondition} {
+		if err := c.publish(vol.GetVolumeId(), node); codeOf(err) != want {
+			t.Errorf("ControllerPublishVolume to %s = %v, want %v", node, err, want)
+		}
+		c.unpublish(vol.GetVolumeId(), node)
+	}
+	// Two copies in zones of region-1 are one region segment; a zone
+	// scope cannot be told from region scope by a CO that sees regions.
+	snap := c.mustCreateSnapshot("ro-snap", vol.GetVolumeId(), nil)
+	if got := snap.GetAccessibleTopology(); !sameTopology(got, []*csi.Topology{region("region-1")}) {
+		t.Fatalf("snapshot accessible_topology = %v, want region-1 once", got)
+	}
+	wide, err := c.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "ro-snap-2", SourceVolumeId: vol.GetVolumeId(),
+		Parameters: map[string]string{plugin.ParamSnapshotCopies: "3"}})
+	if err != nil || !sameTopology(wide.GetSnapshot().GetAccessibleTopology(), []*csi.Topology{region("region-1")}) {
+		t.Fatalf("CreateSnapshot of three copies in region-1 = %v, %v; want region-1 once", wide, err)
+	}
+	restored := c.mustCreateVolume(restoreIn("ro-restore", snap.GetSnapshotId(), []*csi.Topology{region("region-1")}))
+	if got := restored.GetAccessibleTopology(); !sameTopology(got, []*csi.Topology{region("region-1")}) {
+		t.Fatalf("restore accessible_topology = %v, want region-1", got)
+	}
+	tests := []struct {
+		name string
+		req  *csi.CreateVolumeRequest
+		want codes.Code
+	}{
+		{"zone key alone", drivertest.VolumeRequest("ro-bad-1", gib, &csi.TopologyRequirement{Requisite: []*csi.Topology{zoneOnly("zone-a")}}), codes.InvalidArgument},
+		{"region and zone alone", drivertest.VolumeRequest("ro-bad-2", gib, &csi.TopologyRequirement{Requisite: zones("zone-a")}), codes.InvalidArgument},
+		{"region and zone beside a region", drivertest.VolumeRequest("ro-ok", gib, &csi.TopologyRequirement{Requisite: append(zones("zone-a"), region("region-2"))}), codes.OK},
+		{"restore into another region", restoreIn("ro-bad-3", snap.GetSnapshotId(), []*csi.Topology{region("region-2")}), codes.ResourceExhausted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := c.CreateVolume(ctx, tt.req)
+			if codeOf(err) != tt.want {
+				t.Fatalf("CreateVolume = %v, %v; want %v", resp, err, tt.want)
+			}
+		})
+	}
+}

@@ -386,7 +386,9 @@ func (p *Plugin) snapshotSegments(s *state.Snapshot) []*csi.Topology {
 	seen := map[string]bool{}
 	for _, z := range s.Zones {
 		seg := p.zoneSegment(z)
-		if s.RegionWide && !p.topo.Keys.OmitRegion {
+		// Under keys.omitZone every copy's segment is its region's
+		// already, reported once per region as a region-wide snapshot's.
+		if (s.RegionWide || p.topo.Keys.OmitZone) && !p.topo.Keys.OmitRegion {
 			region, _, _ := strings.Cut(z, "/")
 			if seen[region] {
 				continue

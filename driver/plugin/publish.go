@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -168,9 +169,10 @@ func (p *Plugin) ControllerUnpublishVolume(ctx context.Context, req *csi.Control
 
 // publishable checks that node may use volume v now: a zone of the
 // volume is up (else UNAVAILABLE, outage.go), the node is in one of its
-// zones (else FAILED_PRECONDITION), and that zone is up: a regional
-// volume is published through its replica in the node's zone, so its
-// other zones may be down meanwhile.
+// zones, or of their regions under keys.omitZone (else
+// FAILED_PRECONDITION), and that zone is up: a regional volume is
+// published through its replica in the node's zone, so its other zones
+// may be down meanwhile.
 func (p *Plugin) publishable(v *state.Volume, node world.NodeInfo) error {
 	if err := p.volumeReadable(v); err != nil {
 		return err
@@ -181,10 +183,21 @@ func (p *Plugin) publishable(v *state.Volume, node world.NodeInfo) error {
 	zones := v.Zones()
 	here := p.topo.Zones[node.Zone].ID()
 	switch {
-	case !slices.Contains(zones, here):
+	case !p.reaches(zones, node.Zone):
 		return status.Errorf(codes.FailedPrecondition, "volume %s lives in zones %v, node %s in zone %s", v.ID, zones, node.ID, here)
 	case p.zoneDown(node.Zone):
 		return status.Errorf(codes.Unavailable, "volume %s's replica in zone %s of node %s is down (outage); retry when it is back", v.ID, here, node.ID)
 	}
 	return nil
+}
+
+// reaches says whether a volume in zones (IDs) is accessible from zone i:
+// one of them, or under keys.omitZone a zone of one of their regions,
+// as its accessible_topology ({region}) tells the CO.
+func (p *Plugin) reaches(zones []string, i int) bool {
+	z := p.topo.Zones[i]
+	if p.topo.Keys.OmitZone {
+		return slices.ContainsFunc(zones, func(id string) bool { return strings.HasPrefix(id, z.Region+"/") })
+	}
+	return slices.Contains(zones, z.ID())
 }

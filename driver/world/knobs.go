@@ -61,6 +61,9 @@ func (t *Topology) validateKnobs(f File) error {
 	}
 	t.Snapshots = f.Snapshots
 	t.TerseErrors = f.TerseErrors
+	if err := t.validateOmitZone(); err != nil {
+		return err
+	}
 	if err := t.validateReplicas(f.Volumes); err != nil {
 		return err
 	}
@@ -88,6 +91,29 @@ func (t *Topology) validateKnobs(f File) error {
 	return t.validatePreattached(f)
 }
 
+// validateOmitZone refuses what cannot go with a driver that reports
+// regions only: no key at all, keys narrower than a region that only
+// nodes would carry (a rack, keys.nodeZone) and would then be told apart
+// by nothing the volumes carry, and settings that keep a volume or a
+// snapshot to zones the CO cannot see (replicas in named zones, restores
+// only in a snapshot's zones).
+func (t *Topology) validateOmitZone() error {
+	if !t.Keys.OmitZone {
+		return nil
+	}
+	switch {
+	case t.Keys.OmitRegion:
+		return fmt.Errorf("keys.omitZone and keys.omitRegion: the driver would report no key at all; drop one (a driver without topology disables VOLUME_ACCESSIBILITY_CONSTRAINTS instead)")
+	case t.Keys.NodeZone != "":
+		return fmt.Errorf("keys.nodeZone: %q is a zone key, but keys.omitZone reports the region alone", t.Keys.NodeZone)
+	case t.HasRacks():
+		return fmt.Errorf("keys.omitZone: zones have racks, but a rack lies inside a zone the driver does not report; remove the racks")
+	case t.Snapshots.RestoreWhereCutOnly:
+		return fmt.Errorf("snapshots.restoreWhereCutOnly: restores a snapshot only in its copies' zones, which keys.omitZone does not report")
+	}
+	return nil
+}
+
 // validateReplicas sets VolumeReplicas. A count no region can hold, or
 // replicas in "one region" of a driver that reports none, would make
 // every CreateVolume fail or mislead the CO, so they stop the driver.
@@ -104,6 +130,8 @@ func (t *Topology) validateReplicas(v Volumes) error {
 		return nil
 	case t.Keys.OmitRegion:
 		return fmt.Errorf("volumes.replicas: %d places a volume in zones of one region, but keys.omitRegion reports no region", n)
+	case t.Keys.OmitZone:
+		return fmt.Errorf("volumes.replicas: %d: under keys.omitZone every volume is already usable from its whole region, and its zones are not reported", n)
 	}
 	zones := map[string]int{}
 	for _, z := range t.Zones {
@@ -158,9 +186,15 @@ func (t *Topology) validatePreattached(f File) error {
 // node's attach limit before any publish.
 func (t *Topology) PreattachedVolumesPerNode() int64 { return t.preattached }
 
-// ReportedKeys are the keys the driver puts in segments it reports: the
-// region key unless omitted, the zone key, and the rack key.
-func (t *Topology) ReportedKeys() []string {
+// NodeLabelKeys are the keys of the node labels that place a node
+// (--node-topology-from-labels): the keys the driver puts in segments it
+// reports (the region key unless omitted, the zone key, and the rack
+// key), and under keys.omitZone the zone key too, since the node still
+// stands in one zone.
+func (t *Topology) NodeLabelKeys() []string {
+	if t.Keys.OmitZone {
+		return []string{t.Keys.Region, t.Keys.Zone}
+	}
 	if t.Keys.OmitRegion {
 		return []string{t.Keys.Zone, t.Keys.Rack}
 	}

@@ -37,6 +37,16 @@ func TestParseKnobs(t *testing.T) {
 		{"omitRegion with a zone name in two regions", "keys: {omitRegion: true}\n" + sameZoneName, "", false, 0, `keys.omitRegion: zone "a" is in regions r1 and r2`},
 		{"omitRegion with region scope", "keys: {omitRegion: true}\nsnapshots: {defaultScope: region}\n" + twoRegions, "", false, 0, "snapshots.defaultScope: \"region\" needs a region key"},
 		{"omitRegion with global scope", "keys: {omitRegion: true}\nsnapshots: {defaultScope: global}\n" + twoRegions, world.ScopeGlobal, false, 0, ""},
+		{"omitZone", "keys: {omitZone: true}\n" + twoRegions, world.ScopeZone, false, 0, ""},
+		{"omitZone with a zone name in two regions", "keys: {omitZone: true}\n" + sameZoneName, world.ScopeZone, false, 0, ""},
+		{"omitZone with region scope", "keys: {omitZone: true}\nsnapshots: {defaultScope: region}\n" + twoRegions, world.ScopeRegion, false, 0, ""},
+		{"omitZone with source zone only", "keys: {omitZone: true}\nsnapshots: {sourceZoneOnly: true}\n" + twoRegions, world.ScopeZone, true, 0, ""},
+		{"omitZone with omitRegion", "keys: {omitZone: true, omitRegion: true}\n" + twoRegions, "", false, 0, "keys.omitZone and keys.omitRegion: the driver would report no key at all"},
+		{"omitZone with nodeZone", "keys: {omitZone: true, nodeZone: example.com/zone}\n" + twoRegions, "", false, 0, `keys.nodeZone: "example.com/zone" is a zone key, but keys.omitZone reports the region alone`},
+		{"omitZone with racks", "keys: {omitZone: true}\nregions:\n- name: r1\n  zones: [{name: a, racks: [k1]}]\n", "", false, 0, "keys.omitZone: zones have racks"},
+		{"omitZone with restore where cut only", "keys: {omitZone: true}\nsnapshots: {restoreWhereCutOnly: true}\n" + twoRegions, "", false, 0, "snapshots.restoreWhereCutOnly: restores a snapshot only in its copies' zones, which keys.omitZone does not report"},
+		{"omitZone with replicas", "keys: {omitZone: true}\nvolumes: {replicas: 2}\n" + twoRegions, "", false, 0, "volumes.replicas: 2: under keys.omitZone every volume is already usable from its whole region"},
+		{"omitZone with one replica", "keys: {omitZone: true}\nvolumes: {replicas: 1}\n" + twoRegions, world.ScopeZone, false, 0, ""},
 		{"preattached under the limit", "maxVolumesPerNode: 3\npreattachedVolumesPerNode: 2\n" + twoRegions, world.ScopeZone, false, 2, ""},
 		{"preattached at the limit", "maxVolumesPerNode: 2\npreattachedVolumesPerNode: 2\n" + twoRegions, "", false, 0, "preattachedVolumesPerNode: 2 must be less than maxVolumesPerNode (2)"},
 		{"preattached without a limit", "preattachedVolumesPerNode: 1\n" + twoRegions, "", false, 0, "preattachedVolumesPerNode: 1 must be less than maxVolumesPerNode (0)"},
@@ -123,8 +133,8 @@ func TestOmitRegion(t *testing.T) {
 	if got := topo.SegmentOf("gone", "z"); !reflect.DeepEqual(got, seg(kZ, "z")) {
 		t.Errorf("SegmentOf(a zone left the file) = %v, want the zone key only", got)
 	}
-	if got := topo.ReportedKeys(); !reflect.DeepEqual(got, []string{kZ, kK}) {
-		t.Errorf("ReportedKeys = %v, want zone and rack", got)
+	if got := topo.NodeLabelKeys(); !reflect.DeepEqual(got, []string{kZ, kK}) {
+		t.Errorf("NodeLabelKeys = %v, want zone and rack", got)
 	}
 	checkCandidates(t, topo, []candidatesCase{
 		{"zone key", []*csi.Topology{{Segments: seg(kZ, "b")}}, []int{1}, ""},
@@ -139,6 +149,45 @@ func TestOmitRegion(t *testing.T) {
 	}
 	if z, _, err := topo.FindSegment(seg(kZ, "b")); err != nil || z != 1 {
 		t.Errorf("FindSegment(zone b) = %d, %v; want 1", z, err)
+	}
+}
+
+// TestOmitZone: under keys.omitZone the driver's segments carry the
+// region key alone, a requested {region} selects every zone of it, and
+// one with the zone key names no zone: skipped beside one that does, an
+// ErrUnknownTopology requisite alone. A node's labels still place it in
+// its zone.
+func TestOmitZone(t *testing.T) {
+	topo := mustParse(t, "keys: {omitZone: true, nodeOS: kubernetes.io/os}\nregions:\n- name: r1\n  zones: [{name: a}, {name: b}]\n- name: r2\n  zones: [{name: c}]\n")
+	if got := topo.Segment(1); !reflect.DeepEqual(got, seg(kR, "r1")) {
+		t.Errorf("Segment(b) = %v, want the region key only", got)
+	}
+	if got, err := topo.NodeSegment(2, ""); err != nil || !reflect.DeepEqual(got, seg(kR, "r2", kOS, "linux")) {
+		t.Errorf("NodeSegment(c) = %v, %v; want the region and OS keys only", got, err)
+	}
+	if got := topo.SegmentOf("gone", "z"); !reflect.DeepEqual(got, seg(kR, "gone")) {
+		t.Errorf("SegmentOf(a zone left the file) = %v, want the region key only", got)
+	}
+	if got := topo.NodeLabelKeys(); !reflect.DeepEqual(got, []string{kR, kZ}) {
+		t.Errorf("NodeLabelKeys = %v, want region and zone (the zone places the node)", got)
+	}
+	checkCandidates(t, topo, []candidatesCase{
+		{"region", []*csi.Topology{{Segments: seg(kR, "r1")}}, []int{0, 1}, ""},
+		{"region and OS", []*csi.Topology{{Segments: seg(kR, "r2", kOS, "linux")}}, []int{2}, ""},
+		{"region and zone beside a region", []*csi.Topology{{Segments: seg(kR, "r1", kZ, "a")}, {Segments: seg(kR, "r2")}}, []int{2}, ""},
+		{"region and zone alone", []*csi.Topology{{Segments: seg(kR, "r1", kZ, "a")}}, nil, "names no zone of this driver"},
+		{"zone alone", []*csi.Topology{{Segments: seg(kZ, "a")}}, nil, "names no zone of this driver"},
+		{"unknown region", []*csi.Topology{{Segments: seg(kR, "r9")}}, nil, "names no zone of this driver"},
+		{"unknown key", []*csi.Topology{{Segments: seg("example.com/x", "a")}}, nil, "this driver uses " + kR + " and " + kK},
+	})
+	if _, err := topo.Select(seg(kR, "r1", kZ, "b")); err == nil {
+		t.Errorf("Select of a segment with the zone key: no error, want one (the driver reports no zone)")
+	}
+	if z, _, err := topo.FindSegment(seg(kR, "r1", kZ, "b")); err != nil || z != 1 {
+		t.Errorf("FindSegment(a node's labels r1, b) = %d, %v; want 1", z, err)
+	}
+	if _, _, err := topo.FindSegment(seg(kR, "r1")); err == nil {
+		t.Errorf("FindSegment(region only) = no error, want one: the region's two zones leave the node's zone open")
 	}
 }
 

@@ -18,8 +18,12 @@ func (t *Topology) Segment(i int) map[string]string {
 }
 
 // SegmentOf is the segment of a zone by its names, also of a zone no
-// longer in the file: without the region key under keys.omitRegion.
+// longer in the file: without the region key under keys.omitRegion,
+// the region alone under keys.omitZone.
 func (t *Topology) SegmentOf(region, zone string) map[string]string {
+	if t.Keys.OmitZone {
+		return t.RegionSegment(region)
+	}
 	if t.Keys.OmitRegion {
 		return map[string]string{t.Keys.Zone: zone}
 	}
@@ -88,11 +92,21 @@ func (t *Topology) FindZone(name string) (int, error) {
 }
 
 // FindSegment resolves a node's labels (or any segment naming a region,
-// a zone and optionally a rack) to the zone index and rack.
+// a zone and optionally a rack) to the zone index and rack. Unlike
+// Select it reads the zone key also under keys.omitZone: a node still
+// stands in one zone, which the driver only does not report.
 func (t *Topology) FindSegment(labels map[string]string) (int, string, error) {
-	zones, err := t.Select(labels)
-	if err != nil {
+	if err := t.checkSegment(labels); err != nil {
 		return -1, "", err
+	}
+	var zones []int
+	for i := range t.Zones {
+		if t.locates(labels, i) {
+			zones = append(zones, i)
+		}
+	}
+	if len(zones) == 0 {
+		return -1, "", fmt.Errorf("segment %s matches no zone of this driver", FormatSegment(labels))
 	}
 	if len(zones) != 1 {
 		return -1, "", fmt.Errorf("labels %s select %d zones; a node must carry %s of exactly one zone",
@@ -103,6 +117,9 @@ func (t *Topology) FindSegment(labels map[string]string) (int, string, error) {
 
 // zoneKeys names the keys that place a zone, for messages.
 func (t *Topology) zoneKeys() string {
+	if t.Keys.OmitZone {
+		return t.Keys.Region
+	}
 	if t.Keys.OmitRegion {
 		return t.Keys.Zone
 	}
@@ -208,9 +225,30 @@ func (t *Topology) selects(seg map[string]string, i int) bool {
 	return true
 }
 
-// pairSelects reports whether one key and value of a segment agree with
-// zone z.
+// locates reports whether a node's labels seg place it in zone i: as
+// selects, but reading the zone key under keys.omitZone (FindSegment).
+func (t *Topology) locates(seg map[string]string, i int) bool {
+	for k, v := range seg {
+		if !t.pairLocates(k, v, t.Zones[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// pairSelects reports whether one key and value of a requested segment
+// agree with zone z. Under keys.omitZone the driver reports no zone, so
+// a segment naming one names no topology of this driver.
 func (t *Topology) pairSelects(k, v string, z ZoneInfo) bool {
+	if k == t.Keys.Zone && t.Keys.OmitZone {
+		return false
+	}
+	return t.pairLocates(k, v, z)
+}
+
+// pairLocates reports whether one key and value agree with where zone z
+// is, the zone key included.
+func (t *Topology) pairLocates(k, v string, z ZoneInfo) bool {
 	switch {
 	case k == t.Keys.Region:
 		// Under keys.omitRegion the driver reports no region, so a

@@ -48,6 +48,12 @@ type Keys struct {
 	// one zone key do; a requested segment with the region key then names
 	// no zone, and zone names must be unique across regions.
 	OmitRegion bool `json:"omitRegion,omitempty"`
+	// OmitZone makes the driver report the region key alone, as drivers
+	// whose storage spans a region (a regional array or file service) do:
+	// volumes still live in one zone, but are reported and served as
+	// usable from every zone of their region; a requested segment with
+	// the zone key then names no topology of this driver.
+	OmitZone bool `json:"omitZone,omitempty"`
 	// NodeZone is a second zone key that only NodeGetInfo reports, with
 	// the zone's name, beside Zone (as EBS's topology.ebs.csi.aws.com/zone
 	// beside topology.kubernetes.io/zone); volumes and snapshots never

@@ -223,13 +223,15 @@ func storageClasses(cl *spec.Cluster, driver string) []*storagev1.StorageClass {
 
 // zoneTerm selects the i-th zone, with its region unless the driver
 // reports none: the shape, under the driver's keys, it reports for a
-// zonal segment.
+// zonal segment. Under keys.omitZone that is the zone's region alone.
 func zoneTerm(cl *spec.Cluster, i int) v1.TopologySelectorTerm {
 	var term v1.TopologySelectorTerm
 	if !cl.Keys.OmitRegion {
 		term.MatchLabelExpressions = append(term.MatchLabelExpressions, v1.TopologySelectorLabelRequirement{Key: cl.Keys.Region, Values: []string{cl.RegionOf(i)}})
 	}
-	term.MatchLabelExpressions = append(term.MatchLabelExpressions, v1.TopologySelectorLabelRequirement{Key: cl.Keys.Zone, Values: []string{spec.ZoneName(i)}})
+	if !cl.Keys.OmitZone {
+		term.MatchLabelExpressions = append(term.MatchLabelExpressions, v1.TopologySelectorLabelRequirement{Key: cl.Keys.Zone, Values: []string{spec.ZoneName(i)}})
+	}
 	return term
 }
 

@@ -29,7 +29,7 @@ func nodeFromLabels(ctx context.Context, kubeconfig, nodeID string, topo *world.
 		return plugin.NodeLocation{}, fmt.Errorf("reading Node %s: %w", nodeID, err)
 	}
 	labels := map[string]string{}
-	for _, k := range topo.ReportedKeys() {
+	for _, k := range topo.NodeLabelKeys() {
 		if v, ok := node.Labels[k]; ok {
 			labels[k] = v
 		}
