@@ -101,7 +101,13 @@ func TestOptionsValidate(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if got := (&Options{Duration: 10 * time.Minute}).settle(); got != 75*time.Second {
-		t.Errorf("settle of a 10m run = %s, want an eighth", got)
+	for d, want := range map[time.Duration]time.Duration{
+		10 * time.Minute: 75 * time.Second, // an eighth
+		5 * time.Minute:  minSettle,        // CI's run: an eighth would leave too little after a late API server kill
+		time.Hour:        90 * time.Second,
+	} {
+		if got := (&Options{Duration: d}).settle(); got != want {
+			t.Errorf("settle of a %s run = %s, want %s", d, got, want)
+		}
 	}
 }

@@ -81,7 +81,7 @@ component and per scenario, and exits non-zero on any finding. The cluster is al
 		"Its driver section may reshape the driver as a personality does (e2e/testdata/personalities), but the audit judges each restore against its content's nodeAffinity, so snapshots without accessible_topology (snapshots.defaultScope: global) cannot be judged")
 	fl.StringVar(&o.FeatureGates, "feature-gates", "VolumeSnapshotTopology=true", "feature gates of zonepath's own controllers")
 	fl.DurationVar(&o.Duration, "duration", 10*time.Minute, "bound of the whole run, the cluster's start and stop included; longer for a longer soak, 5m for CI (the least that gives a stalled cycle time to fail)")
-	fl.DurationVar(&o.Settle, "settle", 0, "bound of the wait for the workload's deletions before the audit (default: an eighth of --duration, 30s to 90s)")
+	fl.DurationVar(&o.Settle, "settle", 0, "bound of the wait for the workload's deletions before the audit (default: an eighth of --duration, 60s to 90s)")
 	fl.DurationVar(&o.KillEvery, "kill-every", 3*time.Second, "time from one kill to the next, at least half a second after the killed component is back")
 	fl.IntVar(&o.Lanes, "lanes", 2, "plain snapshot → restore cycles running at once, besides the lane of lost replies and edits and the exhausted zone's")
 	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the kill order, to repeat a run's order (default: random, printed)")
