@@ -161,8 +161,8 @@ conformance: build components
 ## failure and on any skip its personality's lacks: do not explain
 ## (e2e/README.md, "Conformance matrix"). Output under _output/conformance-matrix/.
 ## A subset: make conformance-matrix MATRIX=prefixed,zone-only
-## Four clusters at a time by default (the suites mostly wait: 10m6s for the
-## sixteen personalities on 2 cores, late-ready's 5m24s the longest); fewer:
+## Four clusters at a time by default (the suites mostly wait: 9m48s for the
+## seventeen personalities on 2 cores, late-ready's 5m35s the longest); fewer:
 ## make conformance-matrix MATRIX_FLAGS=--parallel=2
 MATRIX ?=
 MATRIX_FLAGS ?= --parallel=4
