@@ -61,18 +61,6 @@ var mutants = []mutant{
 		catchers: []string{"1", "10", "16a", "16b"},
 	},
 	{
-		name: "misspelt-zone-unnamed",
-		breaks: "driver: a requisite naming no zone of the driver is refused as INVALID_ARGUMENT with a message that " +
-			"does not name the segment, so no event tells the user which zone is wrong (fault rule)",
-		run: &gateOnRun,
-		faults: `rules:
-- name: misspelt-zone-unnamed
-  match: {rpc: CreateSnapshot, segment: {topology.kubernetes.io/zone: zonepath-e2e-no-such-zone}}
-  action: {code: InvalidArgument, message: "invalid accessibility_requirements"}
-`,
-		catchers: []string{"18"},
-	},
-	{
 		name: "misspelt-zone-retried-forever",
 		breaks: "driver: a requisite naming no zone of the driver is answered UNAVAILABLE, which the snapshotter retries " +
 			"forever, so the VolumeSnapshot can never be deleted (fault rule)",
