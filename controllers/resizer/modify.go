@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -43,6 +44,11 @@ type modifyLoop struct {
 	// sync from a cache that does not show the Infeasible status yet
 	// does not call again; the status does the same after a restart.
 	refused sync.Map // key → class name
+	// applied is, for each claim just modified, the resourceVersions
+	// its cache may still show from before the success was recorded: a
+	// sync queued meanwhile (a class added, a resync) must not read that
+	// stale claim as still waiting and call ControllerModifyVolume again.
+	applied sync.Map // key → []string
 }
 
 // EnableModify adds the modify loop, with m calling the plugin, before
@@ -65,6 +71,7 @@ func (c *Controller) EnableModify(m Modifier) error {
 		DeleteFunc: func(obj any) {
 			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 				l.refused.Delete(key)
+				l.applied.Delete(key)
 			}
 		},
 	}); err != nil {
@@ -121,6 +128,9 @@ func (l *modifyLoop) sync(ctx context.Context, key string) error {
 	if err != nil || pvc == nil {
 		return err
 	}
+	if l.stale(key, pvc.ResourceVersion) {
+		return nil // the update that records the success brings the claim back
+	}
 	target := ptr.Deref(pvc.Spec.VolumeAttributesClassName, "")
 	st := pvc.Status.ModifyVolumeStatus
 	switch {
@@ -162,14 +172,30 @@ func (l *modifyLoop) wasRefused(key, target string) bool {
 	return ok && refused == target
 }
 
+// stale says whether rv is a version of the claim from before a
+// modification of it was recorded; a newer one forgets the modification.
+func (l *modifyLoop) stale(key, rv string) bool {
+	old, ok := l.applied.Load(key)
+	if !ok {
+		return false
+	}
+	if slices.Contains(old.([]string), rv) {
+		return true
+	}
+	l.applied.Delete(key)
+	return false
+}
+
 // apply calls the plugin with the class's parameters and records the
 // outcome.
 func (l *modifyLoop) apply(ctx context.Context, key string, pvc *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, vac *storagev1.VolumeAttributesClass) error {
+	read := pvc.ResourceVersion
 	pvc, err := l.setStatus(pvc, modifyStatus(vac.Name, v1.PersistentVolumeClaimModifyVolumeInProgress),
 		v1.PersistentVolumeClaimVolumeModifyingVolume, "modifying volume "+pv.Name+" with VolumeAttributesClass "+vac.Name)
 	if err != nil {
 		return err
 	}
+	before := []string{read, pvc.ResourceVersion}
 	l.c.recorder.Eventf(pvc, v1.EventTypeNormal, reasonModifying, "External resizer is modifying volume %s with VolumeAttributesClass %s", pv.Name, vac.Name)
 	callCtx, cancel := context.WithTimeout(ctx, l.c.o.Timeout)
 	defer cancel()
@@ -186,6 +212,7 @@ func (l *modifyLoop) apply(ctx context.Context, key string, pvc *v1.PersistentVo
 	if _, err := patchClaim(l.c.kube, pvc, done); err != nil {
 		return fmt.Errorf("recording class %s on claim: %w", vac.Name, err)
 	}
+	l.applied.Store(key, before)
 	l.c.recorder.Eventf(pvc, v1.EventTypeNormal, reasonModifySucceded, "External resizer modified volume %s with VolumeAttributesClass %s", pv.Name, vac.Name)
 	return nil
 }
