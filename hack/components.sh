@@ -25,6 +25,9 @@
 set -euo pipefail
 
 GO=${GO:-go}
+# -trimpath and -s -w, as Kubernetes' release builds (make's STRIP; empty with
+# make DBG=1, which keeps the DWARF a debugger needs).
+STRIP=${STRIP--s -w}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${BIN:-$ROOT/bin}
 ETCD_MOD=$ROOT/hack/components/etcd
@@ -52,7 +55,7 @@ build() {
 	local name=$1 dir=$2 pkg=$3 ver=$4 ldflags=$5 t0
 	echo "building $name $ver ..."
 	t0=$(now)
-	(cd "$dir" && "$GO" build -ldflags "$ldflags" -o "$BIN/$name" "$pkg")
+	(cd "$dir" && "$GO" build -trimpath -ldflags "$ldflags $STRIP" -o "$BIN/$name" "$pkg")
 	echo "built $name $ver in $(since "$t0")s"
 }
 

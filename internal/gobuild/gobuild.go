@@ -1,7 +1,7 @@
 // Package gobuild builds a command of this module for a test that runs it
 // as a process, with the flags the test binary itself was built with, so
 // that go build takes the compiled packages from the cache the test's own
-// build filled. A race-enabled test (go test -race, as make test runs)
+// build filled. A race-enabled test (go test -race, as make test RACE=1 runs)
 // that built its command without -race compiled most of the dependency
 // tree a second time: on a cold cache, minutes of make test. The command
 // then also runs with the race detector, as the test does. Tests of any
