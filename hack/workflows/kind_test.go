@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ const root = "../.."
 
 // kindJob is the part of kind-e2e.yaml these tests read.
 type kindJob struct {
+	Env      map[string]string `json:"env"`
 	Strategy struct {
 		Matrix struct {
 			Include []struct {
@@ -63,5 +65,54 @@ func TestKindNodeImages(t *testing.T) {
 	}
 	if !seen {
 		t.Errorf("no job runs kind's default image %s", defaults.Image)
+	}
+}
+
+// makeDryRun is `make -n target` at the root with env added: the commands
+// make would run, none run.
+func makeDryRun(t *testing.T, target string, env map[string]string) string {
+	t.Helper()
+	cmd := exec.Command("make", "-n", target)
+	cmd.Dir = root
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n %s: %v\n%s", target, err, out)
+	}
+	return string(out)
+}
+
+// TestKindJobBuildsNoStandIns: with the environment kind-e2e.yaml's jobs
+// set (KIND_PULL_UPSTREAM_IMAGES=1: kind/up.sh loads no stand-in),
+// `make kind-e2e` builds zonepath's images only, and compiles no agnhost;
+// without it, make images builds the stand-ins as before.
+func TestKindJobBuildsNoStandIns(t *testing.T) {
+	job := readKindJob(t)
+	if job.Env["KIND_PULL_UPSTREAM_IMAGES"] != "1" {
+		t.Fatalf("kind-e2e.yaml sets KIND_PULL_UPSTREAM_IMAGES=%q; this test expects the jobs to pull upstream's images",
+			job.Env["KIND_PULL_UPSTREAM_IMAGES"])
+	}
+	tests := []struct {
+		name        string
+		env         map[string]string
+		wantFlag    string
+		wantAgnhost bool
+	}{
+		{"the kind job's environment", job.Env, "--stand-ins=false", false},
+		{"offline", map[string]string{"KIND_PULL_UPSTREAM_IMAGES": ""}, "--stand-ins=true", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := makeDryRun(t, "kind-e2e", tc.env)
+			if !strings.Contains(out, tc.wantFlag) {
+				t.Errorf("make -n kind-e2e runs imagebuild without %s:\n%s", tc.wantFlag, out)
+			}
+			if got := strings.Contains(out, "components.sh agnhost"); got != tc.wantAgnhost {
+				t.Errorf("make -n kind-e2e builds agnhost: %t, want %t", got, tc.wantAgnhost)
+			}
+		})
 	}
 }
