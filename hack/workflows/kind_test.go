@@ -15,7 +15,10 @@ const root = "../.."
 
 // kindJob is the part of kind-e2e.yaml these tests read.
 type kindJob struct {
-	Env      map[string]string `json:"env"`
+	Env   map[string]string `json:"env"`
+	Steps []struct {
+		Run string `json:"run"`
+	} `json:"steps"`
 	Strategy struct {
 		Matrix struct {
 			Include []struct {
@@ -114,5 +117,20 @@ func TestKindJobBuildsNoStandIns(t *testing.T) {
 				t.Errorf("make -n kind-e2e builds agnhost: %t, want %t", got, tc.wantAgnhost)
 			}
 		})
+	}
+}
+
+// TestKindJobRefreshesApt: make images fetches packages with apt-get
+// download, which as the runner's user cannot update apt's lists itself;
+// the job refreshes them, through sudo, before make runs.
+func TestKindJobRefreshesApt(t *testing.T) {
+	refreshed := false
+	for _, s := range readKindJob(t).Steps {
+		switch {
+		case strings.Contains(s.Run, "sudo -n apt-get update"):
+			refreshed = true
+		case strings.Contains(s.Run, "make kind-e2e") && !refreshed:
+			t.Fatal("kind-e2e.yaml runs make kind-e2e before refreshing apt's lists with sudo -n apt-get update")
+		}
 	}
 }
