@@ -169,3 +169,54 @@ func TestMissingCRDs(t *testing.T) {
 		t.Fatalf("got %v, want the missing CRD and make crds named", err)
 	}
 }
+
+// TestSchedulerBeforeV137 renders the kind overlay as the v1.35 and v1.36
+// jobs of .github/workflows/kind-e2e.yaml deploy it
+// (KIND_E2E_COMPONENTS=scheduler-before-1.37) and as the v1.37 job does:
+// only with the component does zonepath-scheduler, and no other
+// container, run with DRADeviceTaintRules=false, beside the same
+// VolumeSnapshotTopology as every other component.
+func TestSchedulerBeforeV137(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		components []string
+		want       map[string]string // container → its DRADeviceTaintRules
+	}{
+		{"v1.37", nil, map[string]string{}},
+		{"before v1.37", []string{"scheduler-before-1.37"}, map[string]string{"zonepath-scheduler": "false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			args := []string{filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out}
+			for _, c := range tc.components {
+				args = append(args, "--component", filepath.Join(deployDir, "components", c))
+			}
+			if b, err := exec.Command("../../hack/deploy-tag.sh", args...).CombinedOutput(); err != nil {
+				t.Fatalf("hack/deploy-tag.sh: %v\n%s", err, b)
+			}
+			objs, err := Render(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(objs, Expect{Gate: "true", Tag: "v0.0.0-render"}); err != nil {
+				t.Error(err)
+			}
+			r := index(objs)
+			got := map[string]string{}
+			for _, w := range r.workloads {
+				for _, c := range w.containers() {
+					gates, _, err := r.featureGates(w, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if v, ok := gates["DRADeviceTaintRules"]; ok {
+						got[c.Name] = v
+					}
+				}
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("containers setting DRADeviceTaintRules: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

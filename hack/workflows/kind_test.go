@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,6 +26,7 @@ type kindJob struct {
 			Include []struct {
 				Kubernetes string `json:"kubernetes"`
 				NodeImage  string `json:"node-image"`
+				Components string `json:"components"`
 			} `json:"include"`
 		} `json:"matrix"`
 	} `json:"strategy"`
@@ -131,6 +134,36 @@ func TestKindJobRefreshesApt(t *testing.T) {
 			refreshed = true
 		case strings.Contains(s.Run, "make kind-e2e") && !refreshed:
 			t.Fatal("kind-e2e.yaml runs make kind-e2e before refreshing apt's lists with sudo -n apt-get update")
+		}
+	}
+}
+
+// schedulerBefore137 is the deploy/components entry that lets
+// zonepath-scheduler (kube-scheduler v1.37) take its lease on an older
+// API server (its kustomization.yaml says why).
+const schedulerBefore137 = "scheduler-before-1.37"
+
+// TestKindJobSchedulerComponent: the jobs on Kubernetes before v1.37, and
+// only those, deploy zonepath with scheduler-before-1.37, through
+// KIND_E2E_COMPONENTS, which kind/stack.sh reads for every overlay.
+func TestKindJobSchedulerComponent(t *testing.T) {
+	job := readKindJob(t)
+	if got := job.Env["KIND_E2E_COMPONENTS"]; got != "${{ matrix.components }}" {
+		t.Fatalf("kind-e2e.yaml sets KIND_E2E_COMPONENTS=%q, want the matrix entry's components", got)
+	}
+	for _, e := range job.Strategy.Matrix.Include {
+		minor, err := strconv.Atoi(strings.TrimPrefix(e.Kubernetes, "1."))
+		if err != nil {
+			t.Fatalf("job %q: not a 1.<minor> version", e.Kubernetes)
+		}
+		comps := strings.Fields(e.Components)
+		if got, want := slices.Contains(comps, schedulerBefore137), minor < 37; got != want {
+			t.Errorf("job %s deploys %s: %t, want %t", e.Kubernetes, schedulerBefore137, got, want)
+		}
+		for _, c := range comps {
+			if _, err := os.Stat(filepath.Join(root, "deploy/components", c, "kustomization.yaml")); err != nil {
+				t.Errorf("job %s: component %s: %v", e.Kubernetes, c, err)
+			}
 		}
 	}
 }
