@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	storagev1 "k8s.io/api/storage/v1"
 )
 
 // deployDir is deploy/, this package's parent.
@@ -175,7 +176,8 @@ func TestMissingCRDs(t *testing.T) {
 // (KIND_E2E_COMPONENTS=scheduler-before-1.37) and as the v1.37 job does:
 // only with the component does zonepath-scheduler, and no other
 // container, run with DRADeviceTaintRules=false, beside the same
-// VolumeSnapshotTopology as every other component.
+// VolumeSnapshotTopology as every other component, and does the CSIDriver
+// leave out preventPodSchedulingIfMissing, a field v1.35's API lacks.
 func TestSchedulerBeforeV137(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -216,6 +218,18 @@ func TestSchedulerBeforeV137(t *testing.T) {
 			}
 			if !maps.Equal(got, tc.want) {
 				t.Errorf("containers setting DRADeviceTaintRules: %v, want %v", got, tc.want)
+			}
+			drivers := 0
+			for _, o := range objs {
+				if d, ok := o.Typed.(*storagev1.CSIDriver); ok {
+					drivers++
+					if set := d.Spec.PreventPodSchedulingIfMissing != nil; set != (len(tc.components) == 0) {
+						t.Errorf("CSIDriver %s sets preventPodSchedulingIfMissing: %t; v1.35's API lacks it", d.Name, set)
+					}
+				}
+			}
+			if drivers == 0 {
+				t.Error("no CSIDriver in the render")
 			}
 		})
 	}
