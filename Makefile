@@ -115,12 +115,14 @@ fuzz:
 ## .github/workflows, which also checks the inputs workflows pass to local
 ## actions. actionlint never lints an action's own steps, so
 ## hack/cmd/actioncheck checks .github/actions/*/action.yml's composite rules and
-## writes its steps as workflows under _output/actioncheck/ for actionlint.
+## writes its steps as workflows under _output/actioncheck/ for actionlint; the
+## example workflows of the actions are linted too.
 .PHONY: actionlint
 actionlint:
 	rm -rf $(OUT)/actioncheck
 	$(GO) run ./hack/cmd/actioncheck --out $(OUT)/actioncheck .github/actions/*/action.yml
-	$(GO) run github.com/rhysd/actionlint/cmd/actionlint .github/workflows/*.yaml $(OUT)/actioncheck/*.yaml
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint .github/workflows/*.yaml $(OUT)/actioncheck/*.yaml \
+		.github/actions/*/example-workflow.yaml
 
 ## sanity: upstream csi-sanity, then zonepath-sanity (upstream suite plus the
 ## extensions), then zonepath-sanity against the driver without snapshot topology.

@@ -17,9 +17,8 @@ import (
 // sanity.sh asks about its privileges: the binary records how it was run
 // (through sudo or not) and its arguments, NUL-separated.
 var stubs = map[string]string{
-	"bin/zonepath-sanity": `#!/bin/sh
-printf '%s\0' "via-sudo=${VIA_SUDO:-no}" "$@" >"$STUB_OUT"
-`,
+	"bin/zonepath-sanity": stubBinary,
+	"bin/zonepath-e2e":    stubBinary,
 	"stubs/sudo": `#!/bin/sh
 [ "$1" = -n ] || { echo "sudo without -n would ask for a password" >&2; exit 1; }
 shift
@@ -32,7 +31,12 @@ case "$1" in -u) echo "$STUB_UID" ;; -un) echo runner ;; *) exit 1 ;; esac
 `,
 }
 
-// sanityRun is one run of sanity.sh: its environment and what the stub
+// stubBinary records how it ran and its arguments.
+const stubBinary = `#!/bin/sh
+printf '%s\0' "via-sudo=${VIA_SUDO:-no}" "$@" >"$STUB_OUT"
+`
+
+// sanityRun is one run of an action's script: its environment and what the stub
 // binary received.
 type sanityRun struct {
 	argv    []string // the stub's record: via-sudo=..., then its arguments
@@ -41,16 +45,26 @@ type sanityRun struct {
 	workdir string
 }
 
-// runSanity copies sanity.sh into a tree of its own (it finds the binary
-// at ../../../bin from itself) and runs `sanity.sh run` there.
+// runSanity runs `sanity.sh run` of the zonepath-sanity action.
 func runSanity(t *testing.T, env map[string]string) sanityRun {
 	t.Helper()
+	return runAction(t, ".github/actions/zonepath-sanity/sanity.sh", env)
+}
+
+// runAction copies an action's script and the scripts it sources into a
+// tree of its own (they find the binary at ../../../bin from themselves)
+// and runs `SCRIPT run` there with the stubs.
+func runAction(t *testing.T, script string, env map[string]string) sanityRun {
+	t.Helper()
 	dir := t.TempDir()
-	script, err := os.ReadFile(filepath.Join(root, ".github/actions/zonepath-sanity/sanity.sh"))
-	if err != nil {
-		t.Fatal(err)
+	files := map[string]string{}
+	for _, f := range []string{script, ".github/actions/lib/words.sh"} {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = string(data)
 	}
-	files := map[string]string{".github/actions/zonepath-sanity/sanity.sh": string(script)}
 	for name, body := range stubs {
 		files[name] = body
 	}
@@ -64,7 +78,7 @@ func runSanity(t *testing.T, env map[string]string) sanityRun {
 		}
 	}
 	out := filepath.Join(dir, "argv")
-	cmd := exec.Command(filepath.Join(dir, ".github/actions/zonepath-sanity/sanity.sh"), "run")
+	cmd := exec.Command(filepath.Join(dir, script), "run")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "stubs")+":"+os.Getenv("PATH"), "STUB_OUT="+out,
 		"ZP_ENDPOINT=unix:///tmp/csi.sock", "STUB_UID=0", "STUB_SUDO=ok")
@@ -221,4 +235,9 @@ func TestCISanityActionArgs(t *testing.T) {
 	if !slices.Equal(r.argv, want) {
 		t.Errorf("binary got\n%q\nwant\n%q", r.argv, want)
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

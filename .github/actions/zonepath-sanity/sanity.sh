@@ -17,6 +17,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+# shellcheck source=.github/actions/lib/words.sh
+source "$root/.github/actions/lib/words.sh"
 bin="$root/bin/zonepath-sanity"
 
 usage() {
@@ -43,28 +45,12 @@ run() {
     args+=(--ginkgo.junit-report "$ZP_JUNIT")
   fi
   local extra=()
-  words extra
+  words extra "${ZP_ARGS:-}" args
   args+=("${extra[@]}")
   local runner=()
   privilege runner
   echo "zonepath-sanity: running$(printf ' %q' "${runner[@]}" "$bin" "${args[@]}")"
   exec "${runner[@]}" "$bin" "${args[@]}"
-}
-
-# words splits ZP_ARGS into the array named $1 the way xargs splits its
-# input, which quotes but never expands: a vendor passes a --ginkgo.focus
-# pattern with spaces, and no input can run a command.
-words() {
-  local -n into=$1
-  local split
-  split="$(mktemp)"
-  if ! xargs -r printf '%s\0' <<<"${ZP_ARGS:-}" >"$split"; then
-    rm -f "$split"
-    echo "zonepath-sanity: the args input has an unmatched quote (quotes do not span lines)" >&2
-    exit 2
-  fi
-  mapfile -d '' -t into <"$split"
-  rm -f "$split"
 }
 
 # privilege sets the array named $1 to the command prefix the binary runs
