@@ -59,18 +59,25 @@ func TestEveryKustomization(t *testing.T) {
 // TestTaggedKind renders the kind overlay the way make kind-e2e tags it
 // (hack/deploy-tag.sh): no :latest may be left.
 func TestTaggedKind(t *testing.T) {
+	if err := Check(renderTagged(t), Expect{Gate: "true", Tag: "v0.0.0-render"}); err != nil {
+		t.Error(err)
+	}
+}
+
+// renderTagged renders the kind overlay as make kind-e2e deploys it:
+// tagged v0.0.0-render by hack/deploy-tag.sh, with its further flags.
+func renderTagged(t *testing.T, flags ...string) []*Object {
+	t.Helper()
 	out := t.TempDir()
-	cmd := exec.Command("../../hack/deploy-tag.sh", filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
+	args := append([]string{filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out}, flags...)
+	if b, err := exec.Command("../../hack/deploy-tag.sh", args...).CombinedOutput(); err != nil {
 		t.Fatalf("hack/deploy-tag.sh: %v\n%s", err, b)
 	}
 	objs, err := Render(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(objs, Expect{Gate: "true", Tag: "v0.0.0-render"}); err != nil {
-		t.Error(err)
-	}
+	return objs
 }
 
 // TestUpstreamSwap renders the kind overlay with an upstream component in
@@ -79,17 +86,8 @@ func TestTaggedKind(t *testing.T) {
 // the flag upstream does not know is gone, the other sidecars keep theirs.
 func TestUpstreamSwap(t *testing.T) {
 	const ref = "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0"
-	out := t.TempDir()
-	cmd := exec.Command("../../hack/deploy-tag.sh", filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out,
-		"--image", "localhost/zonepath/zonepath-provisioner="+ref,
+	objs := renderTagged(t, "--image", "localhost/zonepath/zonepath-provisioner="+ref,
 		"--component", filepath.Join(deployDir, "components/upstream-provisioner"))
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hack/deploy-tag.sh: %v\n%s", err, b)
-	}
-	objs, err := Render(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	gates := map[string]bool{}
 	for _, o := range objs {
 		d, ok := o.Typed.(*appsv1.Deployment)
@@ -188,18 +186,11 @@ func TestSchedulerBeforeV137(t *testing.T) {
 		{"before v1.37", []string{"scheduler-before-1.37"}, map[string]string{"zonepath-scheduler": "false"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := t.TempDir()
-			args := []string{filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out}
+			var flags []string
 			for _, c := range tc.components {
-				args = append(args, "--component", filepath.Join(deployDir, "components", c))
+				flags = append(flags, "--component", filepath.Join(deployDir, "components", c))
 			}
-			if b, err := exec.Command("../../hack/deploy-tag.sh", args...).CombinedOutput(); err != nil {
-				t.Fatalf("hack/deploy-tag.sh: %v\n%s", err, b)
-			}
-			objs, err := Render(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			objs := renderTagged(t, flags...)
 			if err := Check(objs, Expect{Gate: "true", Tag: "v0.0.0-render"}); err != nil {
 				t.Error(err)
 			}

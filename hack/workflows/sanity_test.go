@@ -98,6 +98,35 @@ func runAction(t *testing.T, script string, env map[string]string) sanityRun {
 	return r
 }
 
+// check fails t unless the run ended as the case wants: with wantErr, the
+// script exited before the binary, saying so on stderr; else the binary
+// ran with exactly want, in which DIR stands for the run's tree. No input
+// may have run a command (the cases' $(touch DIR/pwned)). It reports
+// whether the binary ran.
+func (r sanityRun) check(t *testing.T, wantErr string, want []string) bool {
+	t.Helper()
+	if fileExists(filepath.Join(r.workdir, "pwned")) {
+		t.Fatal("an input ran a command")
+	}
+	if wantErr != "" {
+		if r.err == nil || r.argv != nil || !strings.Contains(r.stderr, wantErr) {
+			t.Fatalf("err %v, binary ran with %q, stderr %q; want exit before the binary, %q", r.err, r.argv, r.stderr, wantErr)
+		}
+		return false
+	}
+	if r.err != nil {
+		t.Fatalf("script: %v\n%s", r.err, r.stderr)
+	}
+	var expanded []string
+	for _, w := range want {
+		expanded = append(expanded, strings.ReplaceAll(w, "DIR", r.workdir))
+	}
+	if !slices.Equal(r.argv, expanded) {
+		t.Errorf("binary got\n%q\nwant\n%q", r.argv, expanded)
+	}
+	return true
+}
+
 // base is what sanity.sh passes before the args input, with no config
 // and no JUnit report.
 var base = []string{"--csi.endpoint", "unix:///tmp/csi.sock", "--ginkgo.no-color"}
@@ -126,25 +155,7 @@ func TestSanityArgs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runSanity(t, map[string]string{"ZP_ARGS": tc.args})
-			if _, err := os.Stat(filepath.Join(r.workdir, "pwned")); err == nil {
-				t.Fatal("an args input ran a command")
-			}
-			if tc.wantErr != "" {
-				if r.err == nil || r.argv != nil || !strings.Contains(r.stderr, tc.wantErr) {
-					t.Fatalf("err %v, binary ran with %q, stderr %q; want exit before the binary, %q", r.err, r.argv, r.stderr, tc.wantErr)
-				}
-				return
-			}
-			if r.err != nil {
-				t.Fatalf("sanity.sh: %v\n%s", r.err, r.stderr)
-			}
-			want := append([]string{"via-sudo=no"}, base...)
-			for _, w := range tc.want {
-				want = append(want, strings.ReplaceAll(w, "DIR", r.workdir))
-			}
-			if !slices.Equal(r.argv, want) {
-				t.Errorf("binary got\n%q\nwant\n%q", r.argv, want)
-			}
+			r.check(t, tc.wantErr, append(append([]string{"via-sudo=no"}, base...), tc.want...))
 		})
 	}
 }
@@ -175,20 +186,11 @@ func TestSanityPrivilege(t *testing.T) {
 				env["ZP_SUDO"] = tc.input
 			}
 			r := runSanity(t, env)
-			if tc.wantErr != "" {
-				if r.err == nil || r.argv != nil || !strings.Contains(r.stderr, tc.wantErr) {
-					t.Fatalf("err %v, binary ran with %q, stderr %q; want exit before the binary, %q", r.err, r.argv, r.stderr, tc.wantErr)
-				}
+			want := slices.Concat([]string{"via-sudo=" + tc.wantSudo}, base, []string{"--ginkgo.junit-report", "DIR/out/junit.xml"})
+			if !r.check(t, tc.wantErr, want) {
 				return
 			}
-			if r.err != nil {
-				t.Fatalf("sanity.sh: %v\n%s", r.err, r.stderr)
-			}
 			junit := filepath.Join(r.workdir, "out/junit.xml")
-			want := append([]string{"via-sudo=" + tc.wantSudo}, append(base, "--ginkgo.junit-report", junit)...)
-			if !slices.Equal(r.argv, want) {
-				t.Errorf("binary got\n%q\nwant\n%q", r.argv, want)
-			}
 			if _, err := os.Stat(junit); (err == nil) != (tc.wantSudo == "yes") {
 				t.Errorf("JUnit file created before the run: %v, want %v (only when the binary runs through sudo)", err == nil, tc.wantSudo == "yes")
 			}
@@ -226,15 +228,9 @@ func TestCISanityActionArgs(t *testing.T) {
 		t.Fatalf("ci.yaml uses the zonepath-sanity action %d times, want 1", len(args))
 	}
 	r := runSanity(t, map[string]string{"ZP_ARGS": args[0]})
-	if r.err != nil {
-		t.Fatalf("sanity.sh: %v\n%s", r.err, r.stderr)
-	}
-	want := append(append([]string{"via-sudo=no"}, base...), "--csi.testnodevolumeattachlimit",
+	r.check(t, "", append(append([]string{"via-sudo=no"}, base...), "--csi.testnodevolumeattachlimit",
 		"--csi.testvolumemutableparameters", "sanity/testdata/mutable-parameters.yaml",
-		"--csi.mountdir", "/tmp/zonepath-action/mnt", "--csi.stagingdir", "/tmp/zonepath-action/staging")
-	if !slices.Equal(r.argv, want) {
-		t.Errorf("binary got\n%q\nwant\n%q", r.argv, want)
-	}
+		"--csi.mountdir", "/tmp/zonepath-action/mnt", "--csi.stagingdir", "/tmp/zonepath-action/staging"))
 }
 
 func fileExists(p string) bool {
