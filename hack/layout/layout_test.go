@@ -131,13 +131,24 @@ func TestGoPackagesAndConvention(t *testing.T) {
 // TestMarkdownLinks fails when a tracked Markdown file links to a file or
 // folder of the tree that does not exist, as moves leave behind.
 func TestMarkdownLinks(t *testing.T) {
+	forTracked(t, "Markdown file", func(f string) bool { return strings.HasSuffix(f, ".md") }, func(f, text string) {
+		for _, l := range BrokenLinks(root, f, text) {
+			t.Errorf("%s links to %s, which does not exist", f, l)
+		}
+	})
+}
+
+// forTracked calls check with the text of every tracked file keep
+// admits, and fails when there is none (the walk would be broken).
+func forTracked(t *testing.T, what string, keep func(string) bool, check func(file, text string)) {
+	t.Helper()
 	files, err := TrackedFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checked := 0
 	for _, f := range files {
-		if !strings.HasSuffix(f, ".md") {
+		if !keep(f) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(root, f))
@@ -145,12 +156,10 @@ func TestMarkdownLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		checked++
-		for _, l := range BrokenLinks(root, f, string(data)) {
-			t.Errorf("%s links to %s, which does not exist", f, l)
-		}
+		check(f, string(data))
 	}
 	if checked == 0 {
-		t.Fatal("no Markdown file found: the walk is broken")
+		t.Fatalf("no %s found: the walk is broken", what)
 	}
 }
 
@@ -174,31 +183,20 @@ func TestBrokenLinks(t *testing.T) {
 // must be in it.
 var citingFolders = []string{".github/", "deploy/"}
 
-// TestConfigCitesRepositoryDocs (Go files aside: their strings and
-// comments name documents of other modules, the CSI spec.md) fails when a workflow, action or manifest
-// cites a Markdown document the repository does not hold.
+// TestConfigCitesRepositoryDocs fails when a workflow, action or manifest
+// cites a Markdown document the repository does not hold. Go files aside:
+// their strings and comments name documents of other modules (the CSI
+// spec.md).
 func TestConfigCitesRepositoryDocs(t *testing.T) {
-	files, err := TrackedFiles(root)
-	if err != nil {
-		t.Fatal(err)
+	keep := func(f string) bool {
+		return !strings.HasSuffix(f, ".md") && !strings.HasSuffix(f, ".go") &&
+			slices.ContainsFunc(citingFolders, func(d string) bool { return strings.HasPrefix(f, d) })
 	}
-	checked := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, ".md") || strings.HasSuffix(f, ".go") || !slices.ContainsFunc(citingFolders, func(d string) bool { return strings.HasPrefix(f, d) }) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
-		for _, d := range CitedDocs(root, f, string(data)) {
+	forTracked(t, "workflow or manifest", keep, func(f, text string) {
+		for _, d := range CitedDocs(root, f, text) {
 			t.Errorf("%s cites %s, which is not in the repository", f, d)
 		}
-	}
-	if checked == 0 {
-		t.Fatal("no workflow or manifest found: the walk is broken")
-	}
+	})
 }
 
 func TestCitedDocs(t *testing.T) {
