@@ -136,12 +136,14 @@ fuzz:
 ## .github/workflows, which also checks the inputs workflows pass to local
 ## actions. actionlint never lints an action's own steps, so
 ## hack/cmd/actioncheck checks .github/actions/*/action.yml's composite rules and
-## writes its steps as workflows under _output/actioncheck/ for actionlint.
+## writes its steps as workflows under _output/actioncheck/ for actionlint; the
+## example workflows of the actions are linted too.
 .PHONY: actionlint
 actionlint:
 	rm -rf $(OUT)/actioncheck
 	$(GO) run ./hack/cmd/actioncheck --out $(OUT)/actioncheck .github/actions/*/action.yml
-	$(GO) run github.com/rhysd/actionlint/cmd/actionlint .github/workflows/*.yaml $(OUT)/actioncheck/*.yaml
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint .github/workflows/*.yaml $(OUT)/actioncheck/*.yaml \
+		.github/actions/*/example-workflow.yaml
 
 ## sanity: upstream csi-sanity, then zonepath-sanity (upstream suite plus the
 ## extensions), then zonepath-sanity against the driver without snapshot topology.
@@ -262,13 +264,19 @@ components:
 ## _output/images/, listed in _output/images/images.txt (hack/cmd/imagebuild/README.md).
 ## IMAGES_WITH=csi-provisioner adds upstream's csi-provisioner (its own
 ## Kubernetes build, six cold minutes), for PROVISIONER_IMAGE overrides.
+## KIND_PULL_UPSTREAM_IMAGES=1 builds zonepath's own images only: kind-up
+## loads no stand-in then (kubelet pulls upstream's), so none is built, nor
+## agnhost, and Debian's packages for the stand-ins are not fetched.
 .PHONY: images
 IMAGES_WITH ?=
+STAND_INS := $(if $(filter 1,$(KIND_PULL_UPSTREAM_IMAGES)),false,true)
 images: build components
+ifeq ($(STAND_INS),true)
 	GO=$(GO) BIN=$(BIN) hack/components.sh agnhost $(IMAGES_WITH)
+endif
 	e2e=$$($(GO) run ./hack/cmd/e2eimage) && \
 	$(GO) run ./hack/cmd/imagebuild --bin-dir $(BIN) --out-dir $(OUT)/images \
-		--version $(VERSION) --e2e-images "$$e2e" --with "$(IMAGES_WITH)"
+		--version $(VERSION) --e2e-images "$$e2e" --with "$(IMAGES_WITH)" --stand-ins=$(STAND_INS)
 
 clean:
 	rm -rf $(BIN) $(OUT)

@@ -12,7 +12,8 @@
 #   3. gate-off (deploy/overlays/kind-gate-off: VolumeSnapshotTopology=false):
 #      the feature-gate-off specs;
 #   then the three JUnit files merged into junit.xml (e2e/cmd/junitmerge): it
-#   fails when a spec failed, was skipped in every run, or ran twice.
+#   fails when a spec failed, was skipped in every run (but for the
+#   Kubernetes version, as 15c-15g before v1.37), or ran twice.
 # Image overrides for upstream components: see kind/stack.sh.
 # The cluster stays up for a look (make kind-down removes it), unless
 # KIND_E2E_DOWN=1. KIND_E2E_RUNS="main" picks runs.

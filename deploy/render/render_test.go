@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	storagev1 "k8s.io/api/storage/v1"
 )
 
 // deployDir is deploy/, this package's parent.
@@ -58,18 +59,25 @@ func TestEveryKustomization(t *testing.T) {
 // TestTaggedKind renders the kind overlay the way make kind-e2e tags it
 // (hack/deploy-tag.sh): no :latest may be left.
 func TestTaggedKind(t *testing.T) {
+	if err := Check(renderTagged(t), Expect{Gate: "true", Tag: "v0.0.0-render"}); err != nil {
+		t.Error(err)
+	}
+}
+
+// renderTagged renders the kind overlay as make kind-e2e deploys it:
+// tagged v0.0.0-render by hack/deploy-tag.sh, with its further flags.
+func renderTagged(t *testing.T, flags ...string) []*Object {
+	t.Helper()
 	out := t.TempDir()
-	cmd := exec.Command("../../hack/deploy-tag.sh", filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
+	args := append([]string{filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out}, flags...)
+	if b, err := exec.Command("../../hack/deploy-tag.sh", args...).CombinedOutput(); err != nil {
 		t.Fatalf("hack/deploy-tag.sh: %v\n%s", err, b)
 	}
 	objs, err := Render(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(objs, Expect{Gate: "true", Tag: "v0.0.0-render"}); err != nil {
-		t.Error(err)
-	}
+	return objs
 }
 
 // TestUpstreamSwap renders the kind overlay with an upstream component in
@@ -78,17 +86,8 @@ func TestTaggedKind(t *testing.T) {
 // the flag upstream does not know is gone, the other sidecars keep theirs.
 func TestUpstreamSwap(t *testing.T) {
 	const ref = "registry.k8s.io/sig-storage/csi-provisioner:v6.3.0"
-	out := t.TempDir()
-	cmd := exec.Command("../../hack/deploy-tag.sh", filepath.Join(deployDir, "overlays/kind"), "v0.0.0-render", out,
-		"--image", "localhost/zonepath/zonepath-provisioner="+ref,
+	objs := renderTagged(t, "--image", "localhost/zonepath/zonepath-provisioner="+ref,
 		"--component", filepath.Join(deployDir, "components/upstream-provisioner"))
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hack/deploy-tag.sh: %v\n%s", err, b)
-	}
-	objs, err := Render(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	gates := map[string]bool{}
 	for _, o := range objs {
 		d, ok := o.Typed.(*appsv1.Deployment)
@@ -167,5 +166,62 @@ func TestMissingCRDs(t *testing.T) {
 	_, err := Render(filepath.Join(root, "base"))
 	if err == nil || !strings.Contains(err.Error(), "deploy/crds/x.yaml is missing: run make crds") {
 		t.Fatalf("got %v, want the missing CRD and make crds named", err)
+	}
+}
+
+// TestSchedulerBeforeV137 renders the kind overlay as the v1.35 and v1.36
+// jobs of .github/workflows/kind-e2e.yaml deploy it
+// (KIND_E2E_COMPONENTS=scheduler-before-1.37) and as the v1.37 job does:
+// only with the component does zonepath-scheduler, and no other
+// container, run with DRADeviceTaintRules=false, beside the same
+// VolumeSnapshotTopology as every other component, and does the CSIDriver
+// leave out preventPodSchedulingIfMissing, a field v1.35's API lacks.
+func TestSchedulerBeforeV137(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		components []string
+		want       map[string]string // container → its DRADeviceTaintRules
+	}{
+		{"v1.37", nil, map[string]string{}},
+		{"before v1.37", []string{"scheduler-before-1.37"}, map[string]string{"zonepath-scheduler": "false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var flags []string
+			for _, c := range tc.components {
+				flags = append(flags, "--component", filepath.Join(deployDir, "components", c))
+			}
+			objs := renderTagged(t, flags...)
+			if err := Check(objs, Expect{Gate: "true", Tag: "v0.0.0-render"}); err != nil {
+				t.Error(err)
+			}
+			r := index(objs)
+			got := map[string]string{}
+			for _, w := range r.workloads {
+				for _, c := range w.containers() {
+					gates, _, err := r.featureGates(w, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if v, ok := gates["DRADeviceTaintRules"]; ok {
+						got[c.Name] = v
+					}
+				}
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("containers setting DRADeviceTaintRules: %v, want %v", got, tc.want)
+			}
+			drivers := 0
+			for _, o := range objs {
+				if d, ok := o.Typed.(*storagev1.CSIDriver); ok {
+					drivers++
+					if set := d.Spec.PreventPodSchedulingIfMissing != nil; set != (len(tc.components) == 0) {
+						t.Errorf("CSIDriver %s sets preventPodSchedulingIfMissing: %t; v1.35's API lacks it", d.Name, set)
+					}
+				}
+			}
+			if drivers == 0 {
+				t.Error("no CSIDriver in the render")
+			}
+		})
 	}
 }

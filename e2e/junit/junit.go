@@ -89,3 +89,24 @@ func ForEachTestCase(r reporters.JUnitTestSuites, f func(reporters.JUnitTestCase
 		}
 	}
 }
+
+// VersionGatePrefix begins the skip reason of a spec that the e2e suite
+// skips only because the cluster's Kubernetes is older than the release
+// the spec needs, and no other skip reason: such a spec cannot run on that
+// cluster whatever the driver does, and a job on a newer release runs it.
+// junitmerge accepts a spec that every run selecting it skipped so (and
+// lists it); a spec skipped in every run for any other reason fails it.
+const VersionGatePrefix = "Kubernetes version gate: "
+
+// VersionGateReason is the skip reason of a spec that needs Kubernetes
+// need or newer, on a server of version server; why says what need
+// brings. The suite skips with it, junitmerge recognises it.
+func VersionGateReason(need, server, why string) string {
+	return fmt.Sprintf("%sneeds %s or newer, the server is %s: %s", VersionGatePrefix, need, server, why)
+}
+
+// VersionGated tells a test case the suite skipped at run time for the
+// server's Kubernetes version (VersionGateReason).
+func VersionGated(tc reporters.JUnitTestCase) bool {
+	return OutcomeOf(tc) == Skipped && strings.HasPrefix(SkipReason(tc), VersionGatePrefix)
+}

@@ -99,3 +99,35 @@ func TestLoad(t *testing.T) {
 		t.Errorf("a file that is not JUnit: err = %v, want one naming it", err)
 	}
 }
+
+// TestVersionGated: only a run-time skip whose reason begins with the
+// version-gate prefix is version-gated; a reason that merely speaks of
+// versions, as the suite's skip before the prefix did, is not.
+func TestVersionGated(t *testing.T) {
+	skip := func(msg string) reporters.JUnitTestCase {
+		return reporters.JUnitTestCase{Status: "skipped", Skipped: &reporters.JUnitSkipped{Message: msg}}
+	}
+	gate := VersionGateReason("v1.37.0", "v1.35.8", "a field is on by default from it")
+	tests := []struct {
+		name string
+		tc   reporters.JUnitTestCase
+		want bool
+	}{
+		{"the suite's version-gate skip", skip("skipped - " + gate), true},
+		{"another run-time skip", skip("skipped - driver ext: attachLimits.nodeWithoutCSINode is not set"), false},
+		{"a reason speaking of versions", skip("skipped - server v1.35.8 is older than v1.37.0, where the field is on by default"), false},
+		{"the prefix later in the reason", skip("skipped - see " + gate), false},
+		{"left out by a filter", skip("skipped"), false},
+		{"passed with the text", reporters.JUnitTestCase{Status: "passed", Skipped: &reporters.JUnitSkipped{Message: "skipped - " + gate}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := VersionGated(tt.tc); got != tt.want {
+				t.Errorf("VersionGated = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if want := "Kubernetes version gate: needs v1.37.0 or newer, the server is v1.35.8: a field is on by default from it"; gate != want {
+		t.Errorf("VersionGateReason = %q, want %q", gate, want)
+	}
+}

@@ -180,3 +180,28 @@ func BrokenLinks(root, file, markdown string) []string {
 	}
 	return out
 }
+
+// CitedDocs are the Markdown documents that one non-Markdown file, at
+// path below root, names in its text ("see design.md §6", "(README.md
+// \"Scheduler\")") but that exist neither below root nor beside the file:
+// a reader of a workflow or manifest can open only what the repository
+// holds. URLs are not checked.
+func CitedDocs(root, file, text string) []string {
+	var out []string
+	for _, word := range strings.Fields(text) {
+		word = strings.TrimRight(strings.TrimLeft(word, "`'\"(["), "`'\"()[],.;:")
+		doc, _, _ := strings.Cut(word, "#")
+		if !strings.HasSuffix(doc, ".md") || strings.Contains(doc, "://") {
+			continue
+		}
+		if !exists(filepath.Join(root, doc)) && !exists(filepath.Join(root, path.Dir(file), doc)) {
+			out = append(out, word)
+		}
+	}
+	return out
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

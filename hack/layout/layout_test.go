@@ -2,6 +2,7 @@ package layout
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -130,13 +131,24 @@ func TestGoPackagesAndConvention(t *testing.T) {
 // TestMarkdownLinks fails when a tracked Markdown file links to a file or
 // folder of the tree that does not exist, as moves leave behind.
 func TestMarkdownLinks(t *testing.T) {
+	forTracked(t, "Markdown file", func(f string) bool { return strings.HasSuffix(f, ".md") }, func(f, text string) {
+		for _, l := range BrokenLinks(root, f, text) {
+			t.Errorf("%s links to %s, which does not exist", f, l)
+		}
+	})
+}
+
+// forTracked calls check with the text of every tracked file keep
+// admits, and fails when there is none (the walk would be broken).
+func forTracked(t *testing.T, what string, keep func(string) bool, check func(file, text string)) {
+	t.Helper()
 	files, err := TrackedFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checked := 0
 	for _, f := range files {
-		if !strings.HasSuffix(f, ".md") {
+		if !keep(f) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(root, f))
@@ -144,12 +156,10 @@ func TestMarkdownLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		checked++
-		for _, l := range BrokenLinks(root, f, string(data)) {
-			t.Errorf("%s links to %s, which does not exist", f, l)
-		}
+		check(f, string(data))
 	}
 	if checked == 0 {
-		t.Fatal("no Markdown file found: the walk is broken")
+		t.Fatalf("no %s found: the walk is broken", what)
 	}
 }
 
@@ -165,5 +175,58 @@ func TestBrokenLinks(t *testing.T) {
 	got := BrokenLinks(dir, "a/README.md", md)
 	if want := []string{"c/y.go", "../z#s"}; !slices.Equal(got, want) {
 		t.Errorf("BrokenLinks = %q, want %q", got, want)
+	}
+}
+
+// citingFolders hold the files a user reads beside the repository
+// (workflows, the vendor action, manifests): every document they cite
+// must be in it.
+var citingFolders = []string{".github/", "deploy/"}
+
+// TestConfigCitesRepositoryDocs fails when a workflow, action or manifest
+// cites a Markdown document the repository does not hold. Go files aside:
+// their strings and comments name documents of other modules (the CSI
+// spec.md).
+func TestConfigCitesRepositoryDocs(t *testing.T) {
+	keep := func(f string) bool {
+		return !strings.HasSuffix(f, ".md") && !strings.HasSuffix(f, ".go") &&
+			slices.ContainsFunc(citingFolders, func(d string) bool { return strings.HasPrefix(f, d) })
+	}
+	forTracked(t, "workflow or manifest", keep, func(f, text string) {
+		for _, d := range CitedDocs(root, f, text) {
+			t.Errorf("%s cites %s, which is not in the repository", f, d)
+		}
+	})
+}
+
+func TestCitedDocs(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"README.md", "a/b/NOTES.md"} {
+		if err := os.MkdirAll(filepath.Join(dir, path.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, file, text string
+		want             []string
+	}{
+		{"root document", "x/w.yaml", `# (README.md "Scheduler")`, nil},
+		{"path from the root", "x/w.yaml", "# see a/b/NOTES.md#usage.", nil},
+		{"beside the file", "a/b/w.yaml", "# NOTES.md", nil},
+		{"up from the file", "a/b/w.yaml", "# see ../../README.md.", nil},
+		{"a URL", "x/w.yaml", "# https://example.com/docs/design.md", nil},
+		{"not a document", "x/w.yaml", "# design.mdx, md, .md5", nil},
+		{"outside the repository", "x/w.yaml", "# recorded in design.md §6.", []string{"design.md"}},
+		{"wrong folder", "x/w.yaml", "# x/NOTES.md and `b/README.md`", []string{"x/NOTES.md", "b/README.md"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CitedDocs(dir, tc.file, tc.text); !slices.Equal(got, tc.want) {
+				t.Errorf("CitedDocs = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

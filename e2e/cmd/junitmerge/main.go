@@ -40,6 +40,9 @@ func run(out string, paths []string) error {
 		return err
 	}
 	fmt.Println(summary)
+	for _, g := range summary.VersionGated {
+		fmt.Println("junitmerge: skipped for the Kubernetes version, accepted:", g)
+	}
 	for _, p := range problems {
 		fmt.Fprintln(os.Stderr, "junitmerge:", p)
 	}

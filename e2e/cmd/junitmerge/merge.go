@@ -19,14 +19,24 @@ type Run struct {
 
 // Summary counts the specs of a merge.
 type Summary struct {
+	// Skipped does not count the version-gated specs.
 	Passed, Failed, Skipped int
+	// VersionGated are the specs every run that selected them skipped
+	// for the server's Kubernetes version (junit.VersionGatePrefix), as
+	// "name: reason", sorted: accepted, and listed.
+	VersionGated []string
 	// Runs are "name: wall time (specs)", in the order given.
 	Runs []string
 }
 
-// String is the one-line summary make conformance prints.
+// String is the one-line summary make conformance prints; version-gated
+// specs are counted only where there are some.
 func (s Summary) String() string {
-	return fmt.Sprintf("e2e: %d passed, %d failed, %d skipped; runs: %s", s.Passed, s.Failed, s.Skipped, strings.Join(s.Runs, ", "))
+	gated := ""
+	if n := len(s.VersionGated); n > 0 {
+		gated = fmt.Sprintf(", %d skipped for the Kubernetes version", n)
+	}
+	return fmt.Sprintf("e2e: %d passed, %d failed, %d skipped%s; runs: %s", s.Passed, s.Failed, s.Skipped, gated, strings.Join(s.Runs, ", "))
 }
 
 func specKey(tc reporters.JUnitTestCase) string { return tc.Classname + " " + tc.Name }
@@ -36,22 +46,41 @@ func specKey(tc reporters.JUnitTestCase) string { return tc.Classname + " " + tc
 // run time and another ran is listed only as run. Problems are the specs
 // that would make the merged file lie: skipped in every run that listed
 // it (it never ran), or run more than once (label filters that overlap,
-// so it would count twice).
+// so it would count twice). The one exception: a spec that every run
+// selecting it skipped for the server's Kubernetes version (a job on an
+// older release) is no problem; it is listed where it was so skipped and
+// in Summary.VersionGated.
 func Merge(runs []Run) (reporters.JUnitTestSuites, Summary, []string) {
 	ran := map[string][]string{} // spec → the runs it passed or failed in
+	gated := map[string]string{} // spec → the version-gate skip message of its first run
+	otherSkip := map[string]bool{}
 	for _, r := range runs {
 		forEachSpec(r, func(tc reporters.JUnitTestCase) {
-			if junit.OutcomeOf(tc) != junit.Skipped {
-				ran[specKey(tc)] = append(ran[specKey(tc)], r.Name)
+			key := specKey(tc)
+			switch {
+			case junit.OutcomeOf(tc) != junit.Skipped:
+				ran[key] = append(ran[key], r.Name)
+			case junit.VersionGated(tc):
+				if _, ok := gated[key]; !ok {
+					gated[key] = tc.Name + ": " + junit.SkipReason(tc)
+				}
+			case junit.Selected(tc):
+				otherSkip[key] = true
 			}
 		})
 	}
-	merged, summary := join(runs, ran)
-	return merged, summary, check(runs, ran)
+	for key := range gated {
+		if len(ran[key]) > 0 || otherSkip[key] {
+			delete(gated, key)
+		}
+	}
+	merged, summary := join(runs, ran, gated)
+	return merged, summary, check(runs, ran, gated)
 }
 
-// check lists each spec that never ran or ran more than once, once.
-func check(runs []Run, ran map[string][]string) []string {
+// check lists each spec that never ran (but those gated by the Kubernetes
+// version) or ran more than once, once.
+func check(runs []Run, ran map[string][]string, gated map[string]string) []string {
 	var problems []string
 	seen := map[string]bool{}
 	for _, r := range runs {
@@ -61,6 +90,9 @@ func check(runs []Run, ran map[string][]string) []string {
 				return
 			}
 			seen[key] = true
+			if _, ok := gated[key]; ok {
+				return
+			}
 			switch in := ran[key]; {
 			case len(in) == 0:
 				problems = append(problems, fmt.Sprintf("%s: skipped in every run that selected it (run %s: %s)", tc.Name, r.Name, junit.SkipMessage(tc)))
@@ -73,10 +105,15 @@ func check(runs []Run, ran map[string][]string) []string {
 }
 
 // join builds the merged report: each run's suites, without the run-time
-// skips of specs that ran elsewhere, with their counts redone.
-func join(runs []Run, ran map[string][]string) (reporters.JUnitTestSuites, Summary) {
+// skips of specs that ran elsewhere, and of gated specs only their
+// version-gate skips, with their counts redone.
+func join(runs []Run, ran map[string][]string, gated map[string]string) (reporters.JUnitTestSuites, Summary) {
 	var out reporters.JUnitTestSuites
 	var sum Summary
+	for _, g := range gated {
+		sum.VersionGated = append(sum.VersionGated, g)
+	}
+	slices.Sort(sum.VersionGated)
 	for _, r := range runs {
 		specs, seconds := 0, 0.0
 		for _, s := range r.Report.TestSuites {
@@ -84,12 +121,18 @@ func join(runs []Run, ran map[string][]string) (reporters.JUnitTestSuites, Summa
 			s.Properties.Properties = append(slices.Clone(s.Properties.Properties), reporters.JUnitProperty{Name: "Run", Value: r.Name})
 			var kept []reporters.JUnitTestCase
 			for _, tc := range s.TestCases {
-				if junit.IsSpec(tc) && junit.OutcomeOf(tc) == junit.Skipped && len(ran[specKey(tc)]) > 0 {
+				if !junit.IsSpec(tc) {
+					kept = append(kept, tc)
+					continue
+				}
+				_, isGated := gated[specKey(tc)]
+				skipped := junit.OutcomeOf(tc) == junit.Skipped
+				if skipped && (len(ran[specKey(tc)]) > 0 || isGated && !junit.VersionGated(tc)) {
 					continue
 				}
 				kept = append(kept, tc)
-				if junit.IsSpec(tc) {
-					specs++
+				specs++
+				if !isGated {
 					sum.add(junit.OutcomeOf(tc))
 				}
 			}

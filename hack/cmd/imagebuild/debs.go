@@ -24,8 +24,13 @@ type debs struct {
 	aptLists string
 }
 
-// get returns pkg unpacked, downloading and unpacking it when not cached.
+// get returns pkg unpacked, downloading and unpacking it when not cached;
+// pkg may name alternatives (see resolve).
 func (d debs) get(pkg string) (debPackage, error) {
+	pkg, err := d.resolve(pkg)
+	if err != nil {
+		return debPackage{}, err
+	}
 	deb, err := d.download(pkg)
 	if err != nil {
 		return debPackage{}, err
@@ -64,6 +69,61 @@ func (d debs) download(pkg string) (string, error) {
 		err = fmt.Errorf("apt-get download %s left no %s_*.deb in %s", pkg, pkg, d.dir)
 	}
 	return deb, err
+}
+
+// resolve turns a package with alternatives, "libssl3t64|libssl3", into
+// the first one the cache holds, else the first one the host's apt offers.
+// Debian's 64-bit time_t transition renamed libraries whose ABI carries
+// time_t: Ubuntu 24.04 (GitHub's ubuntu-latest) and Debian 13 ship
+// libssl3t64, where libssl3 is only a name it provides, which apt-get
+// download cannot fetch; Debian 12 ships libssl3. A warm cache still
+// touches no apt.
+func (d debs) resolve(pkg string) (string, error) {
+	alts := strings.Split(pkg, "|")
+	if len(alts) == 1 {
+		return pkg, nil
+	}
+	for _, a := range alts {
+		if deb, err := d.cached(a); deb != "" || err != nil {
+			return a, err
+		}
+	}
+	if err := d.ensureLists(); err != nil {
+		return "", err
+	}
+	return choose(alts, func(a string) (bool, error) {
+		policy, err := output("apt-cache", "policy", a)
+		return candidate(policy) != "", err
+	})
+}
+
+// choose returns the first of alts that offered says apt can fetch.
+func choose(alts []string, offered func(string) (bool, error)) (string, error) {
+	for _, a := range alts {
+		ok, err := offered(a)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("apt offers none of %s (apt-cache policy shows no candidate)", strings.Join(alts, ", "))
+}
+
+// candidate is the version apt-get would fetch, from apt-cache policy's
+// output: "" for a package apt does not know (no output) and for a
+// virtual one ("Candidate: (none)").
+func candidate(policy string) string {
+	for _, line := range strings.Split(policy, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Candidate:"); ok {
+			if v = strings.TrimSpace(v); v != "(none)" {
+				return v
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // cached finds pkg's .deb in the cache; more than one is an error rather

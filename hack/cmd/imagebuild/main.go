@@ -19,6 +19,7 @@ type options struct {
 	version   string
 	e2eImages string // "ID=name:tag ..." as hack/cmd/e2eimage prints them
 	with      string // optional images to build too, separated by commas or spaces
+	standIns  bool   // build the stand-ins for upstream images
 }
 
 func main() {
@@ -29,6 +30,7 @@ func main() {
 	flag.StringVar(&o.version, "version", "", "tag of zonepath's own images (the Makefile's VERSION)")
 	flag.StringVar(&o.e2eImages, "e2e-images", "", "the e2e framework's image names the stand-ins take, as `ID=name:tag` pairs separated by spaces or newlines (go run ./hack/cmd/e2eimage)")
 	flag.StringVar(&o.with, "with", "", "optional images to build as well, separated by commas or spaces (csi-provisioner)")
+	flag.BoolVar(&o.standIns, "stand-ins", true, "build the offline stand-ins under upstream names; false builds zonepath's own images only (make images KIND_PULL_UPSTREAM_IMAGES=1, whose clusters pull upstream's)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "imagebuild:", err)
@@ -61,7 +63,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	build, err := selected(splitList(o.with))
+	build, err := selected(splitList(o.with), o.standIns)
 	if err != nil {
 		return err
 	}

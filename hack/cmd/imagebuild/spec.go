@@ -73,8 +73,11 @@ func specs() []spec {
 }
 
 // selected are the specs a run builds: all but the optional ones not
-// named in with. A name in with that is no optional image is an error.
-func selected(with []string) ([]spec, error) {
+// named in with, and without the upstream stand-ins unless standIns (a
+// cluster that pulls upstream's images, KIND_PULL_UPSTREAM_IMAGES=1,
+// never loads them). A name in with that is no optional image is an
+// error either way.
+func selected(with []string, standIns bool) ([]spec, error) {
 	want := map[string]bool{}
 	for _, w := range with {
 		want[w] = true
@@ -86,6 +89,9 @@ func selected(with []string) ([]spec, error) {
 		}
 		if s.optional {
 			delete(want, s.name)
+		}
+		if s.upstream && !standIns {
+			continue
 		}
 		out = append(out, s)
 	}

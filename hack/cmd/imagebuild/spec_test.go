@@ -43,26 +43,43 @@ func TestParseE2EImages(t *testing.T) {
 
 // TestSelected: optional images only when asked for, by name; a name that
 // is no optional image is an error, not ignored.
+// TestSelected: optional images only when named; without stand-ins
+// (KIND_PULL_UPSTREAM_IMAGES=1) exactly zonepath's own images, the only
+// ones such a cluster loads (kind/up.sh loads localhost/ names only).
 func TestSelected(t *testing.T) {
+	own := zonepathImages()
 	tests := []struct {
-		with     string
-		wantProv bool
-		wantErr  string
+		with      string
+		noStandIn bool
+		wantProv  bool
+		wantErr   string
 	}{
 		{with: ""},
 		{with: "csi-provisioner", wantProv: true},
 		{with: " csi-provisioner, ", wantProv: true},
 		{with: "csi-provisoner", wantErr: "--with csi-provisoner: not an optional image (optional: csi-provisioner)"},
 		{with: "zonepath", wantErr: "--with zonepath: not an optional image"},
+		{with: "", noStandIn: true},
+		{with: "csi-provisioner", noStandIn: true},
+		{with: "csi-provisoner", noStandIn: true, wantErr: "--with csi-provisoner: not an optional image"},
 	}
 	for _, tc := range tests {
-		got, err := selected(splitList(tc.with))
+		got, err := selected(splitList(tc.with), !tc.noStandIn)
 		if wanterr.Check(t, err, tc.wantErr) {
 			continue
 		}
 		names := make([]string, 0, len(got))
 		for _, s := range got {
 			names = append(names, s.name)
+			if tc.noStandIn && !strings.HasPrefix(s.repository, zonepathRepository) {
+				t.Errorf("--with %q without stand-ins selects %s (%s), which kind/up.sh would not load", tc.with, s.name, s.repository)
+			}
+		}
+		if tc.noStandIn {
+			if !slices.Equal(slices.Sorted(slices.Values(names)), own) {
+				t.Errorf("--with %q without stand-ins selects %v, want zonepath's own %v", tc.with, names, own)
+			}
+			continue
 		}
 		if slices.Contains(names, "csi-provisioner") != tc.wantProv || !slices.Contains(names, agnhostName) {
 			t.Errorf("--with %q selects %v", tc.with, names)

@@ -150,8 +150,13 @@ func checkAgnhostVersion(binary, tag string) error {
 }
 
 // nginxPackages are Debian's nginx (the binary) and the libraries it
-// loads; nginx-common only lends mime.types and the welcome page.
-var nginxPackages = []string{"nginx", "nginx-common", "libcrypt1", "libpcre2-8-0", "libssl3", "zlib1g"}
+// loads; nginx-common only lends mime.types and the welcome page. libssl
+// has two names (debs.resolve).
+var nginxPackages = []string{"nginx", "nginx-common", "libcrypt1", "libpcre2-8-0", libssl, "zlib1g"}
+
+// libssl is OpenSSL's libssl.so.3: libssl3t64 since the 64-bit time_t
+// transition (Ubuntu 24.04, Debian 13), libssl3 before it (Debian 12).
+const libssl = "libssl3t64|libssl3"
 
 // nginxRoot is where the official image serves from, on port 80.
 const nginxRoot = "usr/share/nginx/html"
@@ -194,7 +199,7 @@ func (b *builder) nginxInput(s spec) (imageInput, error) {
 	if err != nil {
 		return imageInput{}, err
 	}
-	libs, err := packagesLayer("nginx's libraries", pkgs["libcrypt1"], pkgs["libpcre2-8-0"], pkgs["libssl3"], pkgs["zlib1g"])
+	libs, err := packagesLayer("nginx's libraries", pkgs["libcrypt1"], pkgs["libpcre2-8-0"], pkgs[libssl], pkgs["zlib1g"])
 	if err != nil {
 		return imageInput{}, err
 	}
