@@ -117,15 +117,12 @@ unit: crds
 		if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet $(RACEFLAG) ./...
 	$(GO) vet $(RACEFLAG) -tags livecluster ./bench/...
-	$(GO) test $(RACEFLAG) -vet=off -parallel 8 -ldflags "$(STRIP)" -count=1 ./...
+	$(GO) test $(RACEFLAG) -vet=off -ldflags "$(STRIP)" -count=1 ./...
 
 # vet with go test's flags: vet needs its dependencies compiled, and compiled
 # with the same flags they come from one build instead of two (on a cold
 # cache the dependency tree is most of make test's time). go test -vet=off:
 # go vet has just run every analyzer over the same packages and their tests.
-# -parallel 8: the sanity package's cases (t.Parallel) mostly wait for their
-# zonepath-sanity process, 72 s at 2 at a time, 35 s at 8; no other package
-# of make test runs parallel tests.
 
 ## fuzz: every fuzz target for a share of FUZZ_BUDGET (default 60s in all);
 ## .ci/run runs it. make fuzz FUZZ_BUDGET=10m for a longer search.
