@@ -17,6 +17,8 @@
 #      e2e/junit-nocap.xml; then hack/deploy-check.sh: a server-side dry-run
 #      of every kustomization under deploy/ against that cluster (fatal);
 #   lane rest, one step after another:
+#   e2e-unit: go vet ./e2e and the e2e package's unit tests, run from
+#      bin/zonepath-e2e (make test leaves that package out);
 #   1. hack/sanity.sh: upstream csi-sanity and zonepath-sanity against
 #      bin/zonepath on a socket (sanity/);
 #   2. the fake-zones cluster tests (go test -tags livecluster ./fakezones/...):
@@ -71,6 +73,16 @@ done_step() { echo "conformance: $step_name: done in $(( $(now) - step_start ))s
 sanity_alone() {
   step "[1/6] sanity of bin/zonepath on its own"
   SANITY_OUT="$out/sanity" hack/sanity.sh
+  done_step
+}
+
+# make test leaves the e2e suite's own package out (Makefile, UNIT_PKGS):
+# its vet and unit tests run here, from the suite binary make build made,
+# in the package's directory as go test runs them; TestE2E is the suite.
+e2e_unit() {
+  step "[e2e-unit] go vet ./e2e, and the e2e package's unit tests from bin/zonepath-e2e"
+  go vet ./e2e
+  (cd e2e && ../bin/zonepath-e2e -test.skip '^TestE2E$' -test.count=1) | tee "$out/e2e-unit.txt"
   done_step
 }
 
@@ -139,7 +151,7 @@ e2e_gate_off() {
   done_step
 }
 
-rest() { sanity_alone; fakezones_tests; sanity_in_cluster; e2e_gate_off; }
+rest() { e2e_unit; sanity_alone; fakezones_tests; sanity_in_cluster; e2e_gate_off; }
 
 # lane NAME FUNCTION: runs FUNCTION in the background with errexit, each
 # line of its output prefixed "NAME | ", and its exit status in
