@@ -123,8 +123,9 @@ unit: crds
 # as bin/zonepath-e2e anyway, and vets it and runs its unit tests from that
 # binary (hack/conformance.sh, step e2e-unit). Only it needs the Kubernetes
 # e2e framework's tree (kubelet, cadvisor, kubectl: 393 packages no other
-# package imports), about a minute of a cold make test.
-UNIT_PKGS = $$($(GO) list ./... | grep -vx 'github.com/zonepath/zonepath/e2e')
+# package imports), about a minute of a cold make test. go list -e: a package
+# that does not compile is still listed, so that vet and test fail on it.
+UNIT_PKGS = $$($(GO) list -e ./... | grep -vx 'github.com/zonepath/zonepath/e2e')
 
 # vet with go test's flags: vet needs its dependencies compiled, and compiled
 # with the same flags they come from one build instead of two (on a cold
