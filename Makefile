@@ -189,11 +189,12 @@ conformance: build components
 ## failure and on any skip its personality's lacks: do not explain
 ## (e2e/README.md, "Conformance matrix"). Output under _output/conformance-matrix/.
 ## A subset: make conformance-matrix MATRIX=prefixed,zone-only
-## Four clusters at a time by default (the suites mostly wait: 9m48s for the
-## seventeen personalities on 2 cores, late-ready's 5m35s the longest); fewer:
+## Six clusters at a time by default (the suites mostly wait: 7m13s for the
+## seventeen personalities on 2 cores, 9m48s four at a time; late-ready's
+## 5m14s the longest); fewer:
 ## make conformance-matrix MATRIX_FLAGS=--parallel=2
 MATRIX ?=
-MATRIX_FLAGS ?= --parallel=4
+MATRIX_FLAGS ?= --parallel=6
 conformance-matrix: build components
 	$(GO) run ./e2e/cmd/matrix --bin-dir $(BIN) --output-dir $(OUT)/conformance-matrix --only "$(MATRIX)" $(MATRIX_FLAGS)
 
