@@ -11,8 +11,15 @@
 #      kubernetes-csi CI selection) and zonepath's own suite;
 #   2. serial: the [Serial] specs of the suites that matter here
 #      (volumeLimits, topology, read-write-once-pod), still without \[Disruptive\]|\[Feature:;
-#   3. features: the [Feature:VolumeAttributesClass] specs (ModifyVolume),
-#      without [Serial] and [Disruptive].
+#   3. features: the [Feature:VolumeAttributesClass] specs (ModifyVolume)
+#      and the [Feature:VolumeSnapshotDataSource] specs (every snapshot
+#      spec of the suites: snapshottable, provisioning from a snapshot,
+#      ephemeral and multivolume), without [Serial] and [Disruptive];
+#   4. stress, only with KIND_UPSTREAM_STRESS=1: the [Serial] snapshot
+#      stress suite (snapshottable-stress: many pods' volumes snapshotted
+#      at once, VolumeSnapshotStressTestOptions of the driver file), one
+#      process. Not volume_group_snapshottable_stress: it cuts groups of
+#      running pods, as volumegroupsnapshottable does (upstream.yaml).
 # Then a table upstream suite → passed/failed/skipped with every skip's
 # reason (e2e/cmd/suitetable), in _output/kind-upstream/summary.txt, and
 # losetup -a of every node. Fails on any failure.
@@ -31,11 +38,16 @@ FOCUS=${KIND_UPSTREAM_FOCUS:-External.Storage}
 # topology has none today, and any-volume-datasource tests a populator,
 # not the driver.
 SERIAL_SUITES=${KIND_UPSTREAM_SERIAL_SUITES:-'(volumeLimits|topology|read-write-once-pod)'}
-# The [Feature:] suites of what zonepath has beyond kubernetes-csi CI's
-# selection (issue 23): VolumeAttributesClasses. A third run, without
-# [Serial] and [Disruptive]. Not volumegroupsnapshot: upstream's suite
-# restores a group into one pod (e2e/testdata/kind/upstream.yaml says why).
-FEATURES=${KIND_UPSTREAM_FEATURES:-'VolumeAttributesClass'}
+# The [Feature:] specs of what zonepath has beyond kubernetes-csi CI's
+# selection: VolumeAttributesClasses, and snapshots, which Kubernetes v1.37
+# tags [Feature:VolumeSnapshotDataSource] everywhere (snapshottable,
+# provisioning, ephemeral, multivolume), so the parallel run's \[Feature:
+# skip left every one of them out. A third run, without [Serial] and
+# [Disruptive]. Not volumegroupsnapshot: upstream's suite cuts the group of
+# a StatefulSet whose pods still write (e2e/testdata/kind/upstream.yaml
+# says why).
+FEATURES=${KIND_UPSTREAM_FEATURES:-'VolumeAttributesClass|VolumeSnapshotDataSource'}
+STRESS=${KIND_UPSTREAM_STRESS:-0}
 SKIP='\[Disruptive\]|\[Feature:|\[Testpattern: [^]]*\] zonepath '
 out=$PWD/_output/kind-upstream
 export KUBECONFIG
@@ -72,7 +84,12 @@ stack_node_plugins true $(kubectl get nodes -l zonepath.csi.dev/node-plugin -o n
 suite parallel "$PROCS" "$FOCUS" "\\[Serial\\]|$SKIP"
 suite serial 1 "$FOCUS.*\\] $SERIAL_SUITES .*\\[Serial\\]" "$SKIP"
 suite features "$PROCS" "$FOCUS.*\\[Feature:($FEATURES)\\]" '\[Disruptive\]|\[Serial\]|\[Testpattern: [^]]*\] zonepath '
+junits=("$out/junit-parallel.xml" "$out/junit-serial.xml" "$out/junit-features.xml")
+if [ "$STRESS" = 1 ]; then
+  suite stress 1 "$FOCUS.*\\] snapshottable-stress .*\\[Serial\\]" '\[Disruptive\]|\[Testpattern: [^]]*\] zonepath '
+  junits+=("$out/junit-stress.xml")
+fi
 stack_logs "$out/logs.txt"
 stack_loops | tee "$out/losetup.txt"
 step "summary (also in $out/summary.txt)"
-go run ./e2e/cmd/suitetable "$out/junit-parallel.xml" "$out/junit-serial.xml" "$out/junit-features.xml" | tee "$out/summary.txt"
+go run ./e2e/cmd/suitetable "${junits[@]}" | tee "$out/summary.txt"
