@@ -19,16 +19,7 @@ var (
 	rulePublishTopology = Label("shared-access", "rule:publish-topology")
 )
 
-const (
-	publishUnpublish = csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME
-	publishReadonly  = csi.ControllerServiceCapability_RPC_PUBLISH_READONLY
-)
-
-func (s *suite) needPublish() {
-	if !s.d.controllerCapability(publishUnpublish) {
-		Skip("PUBLISH_UNPUBLISH_VOLUME not supported: the controller publishes to no node")
-	}
-}
+const publishReadonly = csi.ControllerServiceCapability_RPC_PUBLISH_READONLY
 
 // multiNodeModes are csi.proto's MULTI_NODE_* access modes. For each, the
 // readonly flags of a first and a second publish the mode admits

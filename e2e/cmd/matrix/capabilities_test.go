@@ -100,7 +100,6 @@ func TestClassifyLiteralReasons(t *testing.T) {
 		{sanitySuite, "the snapshot is usable from [{region=r1}], which covers every configured segment: configure one outside it (for regional snapshots, a segment in another region)", "restore-outside"},
 		{sanitySuite, "the driver advertises neither LIST_SNAPSHOTS nor GET_SNAPSHOT: CreateSnapshot's answer is the only one", "list-snapshots"},
 		{sanitySuite, "the node took no publish (rpc error: code = ResourceExhausted desc = full): all of max_volumes_per_node 16 is taken before the test, so an unpublish cannot be shown to make room", "attach-limit"},
-		{sanitySuite, "PUBLISH_UNPUBLISH_VOLUME not supported: the controller attaches nothing", "controller-publish"},
 		{sanitySuite, "PUBLISH_UNPUBLISH_VOLUME not supported: the controller publishes to no node", "controller-publish"},
 		{sanitySuite, "no configured node (nodes in --zonepath.config) lies inside the volume's accessible_topology [{topology.hostpath.csi/node=zone-a}]", "second-node"},
 		{sanitySuite, "no configured node (nodes in --zonepath.config) lies outside the volume's accessible_topology [{region=r1}]", "node-outside"},
