@@ -62,9 +62,7 @@ var _ = describe("Attach limit [zonepath]", nil, func(s *suite) {
 	ctx := context.Background()
 
 	It("honours max_volumes_per_node: never negative; a publish refused for a full node is RESOURCE_EXHAUSTED, and an unpublish makes room (csi.proto NodeGetInfoResponse; spec.md ControllerPublishVolume Errors: Max volumes attached)", ruleAttachLimit, func() {
-		if !s.d.controllerCapability(csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME) {
-			Skip("PUBLISH_UNPUBLISH_VOLUME not supported: the controller attaches nothing")
-		}
+		s.needPublish()
 		info := s.d.nodeInfo()
 		limit := s.attachLimit(info)
 		var ids []string

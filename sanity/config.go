@@ -72,6 +72,21 @@ type Config struct {
 	// ready_to_use before a test restores from it (default 5m, the
 	// SnapshotCreate timeout of Kubernetes' e2e framework).
 	ReadyTimeout metav1.Duration `json:"readyTimeout,omitempty"`
+	// Nodes are nodes the controller publishes to besides the one whose
+	// node plugin is under test (NodeGetInfo's), each with the segment
+	// its own NodeGetInfo reports. The shared-access tests publish a
+	// volume to one in the volume's accessible_topology as a second node,
+	// and to one outside it; they skip without such a node.
+	Nodes []Node `json:"nodes,omitempty"`
+}
+
+// Node is a node of the driver's, as the shared-access tests know it.
+type Node struct {
+	// ID is the node_id its NodeGetInfo reports.
+	ID string `json:"id"`
+	// Segment is the accessible_topology its NodeGetInfo reports; empty
+	// for a driver without VOLUME_ACCESSIBILITY_CONSTRAINTS.
+	Segment map[string]string `json:"segment,omitempty"`
 }
 
 var (
@@ -111,6 +126,13 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.incompatibleCode(); err != nil {
 		return err
+	}
+	seen := map[string]bool{}
+	for i, n := range c.Nodes {
+		if n.ID == "" || seen[n.ID] {
+			return fmt.Errorf("nodes[%d]: id %q is empty or given twice", i, n.ID)
+		}
+		seen[n.ID] = true
 	}
 	if c.LiftCommand != "" && c.ExhaustAfter > 0 {
 		return fmt.Errorf("liftCommand is for a segment exhausted from the start; with exhaustAfter the test lifts by deleting a snapshot")

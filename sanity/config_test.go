@@ -16,7 +16,9 @@ func TestFlagsConfig(t *testing.T) {
 		{"segments in order", []string{"--zonepath.segment", "r=1,z=a", "--zonepath.segment", "r=1,z=b"}, "",
 			func(c Config) bool { return len(c.Segments) == 2 && c.Segments[1]["z"] == "b" }},
 		{"file then flags override", []string{"--zonepath.config", "testdata/zonepath.yaml", "--zonepath.attach-limit", "7"}, "",
-			func(c Config) bool { return c.AttachLimit == 7 && c.ExhaustAfter == 2 && len(c.Segments) == 2 }},
+			func(c Config) bool {
+				return c.AttachLimit == 7 && c.ExhaustAfter == 2 && len(c.Segments) == 2 && len(c.Nodes) == 3 && c.Nodes[0].Segment["topology.kubernetes.io/zone"] == "zone-a"
+			}},
 		{"attach limit ceiling", []string{"--zonepath.attach-limit-ceiling", "512"}, "",
 			func(c Config) bool { return c.AttachLimitCeiling == 512 && c.attachLimitCeiling() == 512 }},
 		{"attach limit ceiling defaults to 256", nil, "",
@@ -54,5 +56,23 @@ func TestFlagsConfig(t *testing.T) {
 				t.Fatalf("config %+v", c)
 			}
 		})
+	}
+}
+
+// TestNodesValidated: a node without an ID, or one given twice, stops the
+// suite before it runs.
+func TestNodesValidated(t *testing.T) {
+	for name, tc := range map[string]struct {
+		nodes   []Node
+		wantErr bool
+	}{
+		"two nodes":   {nodes: []Node{{ID: "a"}, {ID: "b", Segment: map[string]string{"z": "b"}}}},
+		"no id":       {nodes: []Node{{Segment: map[string]string{"z": "b"}}}, wantErr: true},
+		"the same id": {nodes: []Node{{ID: "a"}, {ID: "a"}}, wantErr: true},
+		"none at all": {},
+	} {
+		if err := (Config{Nodes: tc.nodes}).Validate(); (err != nil) != tc.wantErr {
+			t.Errorf("%s: Validate() = %v, want an error %t", name, err, tc.wantErr)
+		}
 	}
 }

@@ -224,7 +224,7 @@ func (s *suite) onNodeAt(id, target string) *csi.NodeGetVolumeHealthRequest {
 	node := s.d.nodeInfo().GetNodeId()
 	capability := sanity.TestVolumeCapabilityWithAccessType(s.sc, csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER)
 	var publishContext map[string]string
-	if s.d.controllerCapability(csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME) {
+	if s.d.controllerCapability(publishUnpublish) {
 		req := sanity.MakeControllerPublishVolumeReq(s.sc, id, node)
 		req.VolumeCapability = capability
 		publishContext = s.r.MustControllerPublishVolume(ctx, req).GetPublishContext()

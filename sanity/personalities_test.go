@@ -132,11 +132,8 @@ var personalities = []struct {
 	{
 		name:   "ebs-keys",
 		clause: "NodeGetInfoResponse.accessible_topology: every key of the node's place; a volume segment of fewer keys is accessible from a node whose keys it agrees with",
-		config: func(c *zpsanity.Config, _ string) {
-			ebsSegments(c.Segments)
-			ebsSegments([]map[string]string{c.ExhaustedSegment})
-		},
-		shape: fixed(ebsKeys),
+		config: ebsConfig,
+		shape:  fixed(ebsKeys),
 	},
 	// Regional volumes played by the driver's own setting
 	// (volumes.replicas: 2, driver/README.md) rather than an interceptor:
@@ -165,10 +162,7 @@ var personalities = []struct {
 		name:   "ebs-keys-knob",
 		clause: "keys.omitRegion, keys.nodeZone and keys.nodeOS: NodeGetInfo reports three keys, volumes and snapshots the zone key",
 		world:  "keys: {omitRegion: true, nodeZone: " + ebsZoneKey + ", nodeOS: " + osKey + "}\n" + mustRead("testdata/world.yaml"),
-		config: func(c *zpsanity.Config, _ string) {
-			ebsSegments(c.Segments)
-			ebsSegments([]map[string]string{c.ExhaustedSegment})
-		},
+		config: ebsConfig,
 	},
 	{
 		name:   "restore-outside-invalid-argument",
@@ -212,6 +206,15 @@ var personalities = []struct {
 		skips:  []string{testAttachLimit},
 	},
 	{
+		// A driver whose volumes attach to one machine at a time, which
+		// says so when asked for a MULTI_NODE_* volume.
+		name:   "single-node-only",
+		clause: "CreateVolume: \"If ANY of the specified volume capabilities are not supported by the SP, the call MUST return the appropriate gRPC error code\"",
+		shape:  fixed(refuseMultiNodeModes),
+		skips:  []string{testMultiNode},
+		says:   []string{"the driver creates no volume of a MULTI_NODE_* access mode"},
+	},
+	{
 		name:   "many-snapshots",
 		clause: "ListSnapshots: next_token \"can be used in a subsequent ListSnapshots call to retrieve the next page\", however many pages",
 		shape:  fixed(manySnapshots(true)),
@@ -224,7 +227,8 @@ regions:
 - name: region-1
   zones: [{name: zone-a}, {name: zone-b}, {name: zone-c, snapshotQuota: 2}]
 - name: region-2
-  zones: [{name: zone-d}]`
+  zones: [{name: zone-d}]
+` + sanityNodes
 
 // racksWorld splits testdata/world.yaml's zones into racks.
 const racksWorld = `
@@ -233,7 +237,11 @@ regions:
   zones:
   - {name: zone-a, racks: [rack-1, rack-2]}
   - {name: zone-b, racks: [rack-1]}
-  - {name: zone-c, racks: [rack-1], snapshotQuota: 2}`
+  - {name: zone-c, racks: [rack-1], snapshotQuota: 2}
+nodes:
+- {id: sanity-node-a2, zone: zone-a, rack: rack-2}
+- {id: sanity-node-b, zone: zone-b, rack: rack-1}
+- {id: sanity-node-c, zone: zone-c, rack: rack-1}`
 
 var regionTwo = map[string]string{"topology.kubernetes.io/region": "region-2", "topology.kubernetes.io/zone": "zone-d"}
 
@@ -420,6 +428,9 @@ func rekey(names map[string]string) func(*zpsanity.Config, string) {
 			c.Segments[i] = re(c.Segments[i])
 		}
 		c.ExhaustedSegment = re(c.ExhaustedSegment)
+		for i := range c.Nodes {
+			c.Nodes[i].Segment = re(c.Nodes[i].Segment)
+		}
 	}
 }
 

@@ -60,6 +60,10 @@ const (
 	testHealthPaths      = "answers NodeGetVolumeHealth for a volume published at a target path of 128 bytes"
 	testStorageHealth    = "answers NodeGetStorageHealth with the capability"
 	testModifyTwice      = "modifies a volume twice with the same mutable_parameters"
+
+	testMultiNode       = "publishes a volume of each MULTI_NODE_* access mode it creates to two nodes"
+	testSingleNode      = "refuses a second node for a volume of SINGLE_NODE_WRITER"
+	testPublishTopology = "refuses a publish to a node outside the volume's accessible_topology"
 )
 
 // notModifiable is what the summary says of the idempotency table's
@@ -144,7 +148,8 @@ var proofs = []struct {
 	{name: "OK instead of RESOURCE_EXHAUSTED", fails: testExhausted, world: `
 regions:
 - name: region-1
-  zones: [{name: zone-a}, {name: zone-b}, {name: zone-c}]`},
+  zones: [{name: zone-a}, {name: zone-b}, {name: zone-c}]
+` + sanityNodes},
 	{name: "exhausted from the start, lifted by a command", config: liftBy("printf 'rules: []\\n' > faults.yaml.tmp && mv faults.yaml.tmp faults.yaml"), rules: exhaustZoneC},
 	{name: "still exhausted after the lift", fails: testExhausted, config: liftBy("true"), rules: exhaustZoneC},
 	{name: "non-idempotent CreateSnapshot", fails: testIdempotent, rules: `
@@ -263,10 +268,25 @@ regions:
 - name: node-storage-sees-no-outage
   match: {rpc: NodeGetStorageHealth}
   action: {mutate: {clear: [backend_health]}}`},
+	// Issue 33: shared access (sharedaccess.go, sharedaccess_test.go).
+	{name: "a second node refused whatever the access mode", fails: testMultiNode, intercept: fixed(oneNodeOnly())},
+	{name: "a SINGLE_NODE_WRITER volume published to a second node", fails: testSingleNode, intercept: fixed(publishAsMultiWriter)},
+	{name: "a second node of a SINGLE_NODE_WRITER volume refused with ALREADY_EXISTS", fails: testSingleNode, intercept: fixed(secondNodeRefusedWith(codes.AlreadyExists))},
+	{name: "the refusal of a second node names no node (a SHOULD: reported, not failed)", says: "WARN [rule:single-node] SHOULD not met: node of the publication not named",
+		intercept: fixed(secondNodeRefusedWith(codes.FailedPrecondition))},
+	{name: "a publish to a node of another zone answered OK", fails: testPublishTopology, intercept: fixed(publishAnywhere)},
 	// Issue 32: DeleteVolumeGroupSnapshot's snapshot_ids (SPEC-MAP.md GS-26, GS-28).
 	{name: "group deleted whatever its snapshot_ids (a SHOULD: reported, not failed)", says: "WARN [rule:group] SHOULD not met: group snapshot_ids mismatch",
 		intercept: fixed(groupDeleteIgnoresList())},
 }
+
+// sanityNodes are the nodes of testdata/world.yaml besides the one under
+// test, for a world of the same zones written here.
+const sanityNodes = `nodes:
+- {id: sanity-node-a2, zone: zone-a}
+- {id: sanity-node-b, zone: zone-b}
+- {id: sanity-node-c, zone: zone-c}
+`
 
 // nodeSeesNoOutage makes the node report every volume healthy.
 const nodeSeesNoOutage = `
@@ -556,7 +576,8 @@ func (r result) failedMatching() []string {
 	var out []string
 	for _, name := range []string{testCapability, testCapSnapshots, testRequisite, testElsewhere, testPreferred, testConsistent, testExhausted, testIdempotent,
 		testOtherSource, testRequirements, testUnknown, testVolumeReuse, testVolumeUnknown, testRestoreIn, testRestoreOut, testUnconstrained, testAttachLimit, testKeys, testGroup,
-		testHealthController, testHealthNode, testHealthList, testHealthEntries, testHealthConsistent, testHealthPaths, testStorageHealth, testModifyTwice} {
+		testHealthController, testHealthNode, testHealthList, testHealthEntries, testHealthConsistent, testHealthPaths, testStorageHealth, testModifyTwice,
+		testMultiNode, testSingleNode, testPublishTopology} {
 		for _, f := range r.failures {
 			if strings.Contains(f, name) {
 				out = append(out, name)

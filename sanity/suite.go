@@ -15,6 +15,7 @@ const (
 	snapshotTopologyCap = csi.PluginCapability_Service_SNAPSHOT_ACCESSIBILITY_CONSTRAINTS
 	volumeTopologyCap   = csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS
 	createDeleteSnap    = csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT
+	publishUnpublish    = csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME
 )
 
 // Labels name the rules, so a vendor can focus on one and the summary of
@@ -68,6 +69,12 @@ func describe(text string, needs []func(*suite), body func(s *suite)) bool {
 func (s *suite) needSnapshots() {
 	if !s.d.controllerCapability(createDeleteSnap) {
 		Skip("CREATE_DELETE_SNAPSHOT not supported: the driver cuts no snapshots")
+	}
+}
+
+func (s *suite) needPublish() {
+	if !s.d.controllerCapability(publishUnpublish) {
+		Skip("PUBLISH_UNPUBLISH_VOLUME not supported: the controller publishes to no node")
 	}
 }
 

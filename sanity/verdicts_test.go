@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/zonepath/zonepath/driver/drivertest"
+	zpsanity "github.com/zonepath/zonepath/sanity"
 )
 
 // Shapes of compliant drivers whose behaviour is not zonepath's (issue 32)
@@ -88,6 +89,16 @@ func ebsKeys(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler g
 
 // ebsSegments configures the segments in NodeGetInfo's three keys, as a
 // vendor writes them from the node: zone-only, plus the node-only keys.
+// ebsConfig writes every segment of the configuration, the nodes' too,
+// in EBS's keys.
+func ebsConfig(c *zpsanity.Config, _ string) {
+	ebsSegments(c.Segments)
+	ebsSegments([]map[string]string{c.ExhaustedSegment})
+	for _, n := range c.Nodes {
+		ebsSegments([]map[string]string{n.Segment})
+	}
+}
+
 func ebsSegments(segs []map[string]string) {
 	for _, seg := range segs {
 		if z, ok := seg[zoneKey]; ok {

@@ -7,24 +7,27 @@ import (
 	"sync"
 
 	mountutils "k8s.io/mount-utils"
+
+	"github.com/zonepath/zonepath/driver/state"
 )
 
 // mounter performs node-side bind mounts, or only records them where the
 // driver may not mount (an unprivileged laptop run); either way the node
 // service keeps the same state, so the CSI behaviour is identical.
 type mounter interface {
-	bind(source, target string, readonly bool) error
+	// bind bind-mounts source at target with opts, mount(8) options
+	// beside bind (bindOptions).
+	bind(source, target string, opts []string) error
 	unmount(target string) error
 	kind() string
 }
 
 type bindMounter struct{ m mountutils.Interface }
 
-func (b bindMounter) bind(source, target string, readonly bool) error {
-	opts := []string{"bind"}
-	if readonly {
-		opts = append(opts, "ro")
-	}
+func (b bindMounter) bind(source, target string, extra []string) error {
+	// mount-utils mounts a bind mount, then remounts it with every option
+	// (MS_REMOUNT|MS_BIND), which is how per-mount flags reach it.
+	opts := append([]string{"bind"}, extra...)
 	var err error
 	first := false
 	firstMount.Do(func() { first, err = true, b.m.Mount(source, target, "", opts) })
@@ -50,9 +53,23 @@ func (bindMounter) kind() string { return "bind" }
 // pathMounter mounts nothing: the node service only makes the paths.
 type pathMounter struct{}
 
-func (pathMounter) bind(string, string, bool) error { return nil }
-func (pathMounter) unmount(string) error            { return nil }
-func (pathMounter) kind() string                    { return "none" }
+func (pathMounter) bind(string, string, []string) error { return nil }
+func (pathMounter) unmount(string) error                { return nil }
+func (pathMounter) kind() string                        { return "none" }
+
+// bindOptions are the options of m's bind mount: ro for a read-only one,
+// and the mount_flags of a publish (a stage records them only, see
+// NodeStageVolume).
+func bindOptions(m *state.Mount) []string {
+	var opts []string
+	if m.Readonly {
+		opts = append(opts, "ro")
+	}
+	if !m.Staging {
+		opts = append(opts, m.Flags...)
+	}
+	return opts
+}
 
 // newMounter picks the mounter: "bind", "none", or "auto", which tries a
 // bind mount inside dir and falls back to none.

@@ -148,10 +148,18 @@ func (p *Plugin) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRe
 	if err != nil {
 		return nil, err
 	}
+	flags, err := mountFlags(req.GetVolumeCapability())
+	if err != nil {
+		return nil, err
+	}
 	if err := checkCODirectory("staging_target_path", staging); err != nil {
 		return nil, err
 	}
-	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: staging, Staging: true, Block: block}
+	// The flags are recorded, so that staging again with others is
+	// ALREADY_EXISTS (NodeStageVolume Errors, "Volume published but is
+	// incompatible"), and applied where the workload sees the volume:
+	// NodePublishVolume's bind mount, whose flags would replace a stage's.
+	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: staging, Staging: true, Block: block, Flags: flags}
 	return &csi.NodeStageVolumeResponse{}, p.mount(m, p.volumeSource(m, ""))
 }
 
@@ -191,8 +199,9 @@ func (p *Plugin) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolu
 }
 
 // NodePublishVolume implements csi.NodeServer: the staged volume is
-// bind-mounted at the target path, read-only on request or when
-// ControllerPublishVolume published it read-only; a block volume's
+// bind-mounted at the target path with the capability's mount_flags
+// (mountflags.go), read-only on request, for a reader-only access mode, or
+// when ControllerPublishVolume published it read-only; a block volume's
 // device node is placed there (spec: "the SP SHALL place the block device
 // at target_path"). The plugin
 // advertises STAGE_UNSTAGE_VOLUME, so the volume must be staged at the
@@ -200,6 +209,10 @@ func (p *Plugin) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolu
 func (p *Plugin) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
 	target, staging := req.GetTargetPath(), req.GetStagingTargetPath()
 	block, err := p.checkMountRequest(req, "target_path", target)
+	if err != nil {
+		return nil, err
+	}
+	flags, err := mountFlags(req.GetVolumeCapability())
 	if err != nil {
 		return nil, err
 	}
@@ -218,10 +231,12 @@ func (p *Plugin) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 	if err != nil {
 		return nil, err
 	}
-	// Read-only when asked, or when the volume was published to the node
-	// read-only (publishReadonlyKey).
-	readonly := req.GetReadonly() || controllerReadonly
-	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: target, Readonly: readonly, Block: block}
+	// Read-only when asked, when the volume was published to the node
+	// read-only (publishReadonlyKey), or when its access mode is a
+	// reader-only one (readerOnly).
+	mode := req.GetVolumeCapability().GetAccessMode().GetMode()
+	readonly := effectiveReadonly(mode, req.GetReadonly()) || controllerReadonly
+	m := &state.Mount{VolumeID: req.GetVolumeId(), Path: target, Readonly: readonly, Block: block, Flags: flags}
 	return &csi.NodePublishVolumeResponse{}, p.mount(m, p.volumeSource(m, staging))
 }
 
@@ -313,7 +328,7 @@ func (p *Plugin) mount(m *state.Mount, source func() (string, error)) error {
 	var existing *state.Mount
 	p.store.View(func(r state.Reader) { existing = r.Mount(m.VolumeID, m.Path) })
 	if existing != nil {
-		if existing.Readonly != m.Readonly || existing.Block != m.Block || existing.Staging != m.Staging {
+		if existing.Readonly != m.Readonly || existing.Block != m.Block || existing.Staging != m.Staging || !slices.Equal(existing.Flags, m.Flags) {
 			return status.Errorf(codes.AlreadyExists, "volume %s is already mounted at %s with other options", m.VolumeID, m.Path)
 		}
 		if !p.lostDevice(existing) {
@@ -328,7 +343,7 @@ func (p *Plugin) mount(m *state.Mount, source func() (string, error)) error {
 	if !p.showsVolume(point, m) {
 		src, err := source()
 		if err == nil {
-			err = p.mounter.bind(src, point, m.Readonly)
+			err = p.mounter.bind(src, point, bindOptions(m))
 		}
 		if err != nil {
 			if created {

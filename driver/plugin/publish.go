@@ -15,8 +15,11 @@ import (
 
 // ControllerPublishVolume implements csi.ControllerServer. It enforces the
 // node's attach limit (spec: ControllerPublishVolume Errors, "Max volumes
-// attached" is RESOURCE_EXHAUSTED) and the volume's topology: a volume is
-// only published to a node in one of its zones. A read-write publish of a volume
+// attached" is RESOURCE_EXHAUSTED), the volume's topology: a volume is
+// only published to a node in one of its zones, whatever its access mode,
+// and the access modes of its publications across nodes (access.go): a
+// reader-only mode publishes read-only, the publish_context telling the
+// node. A read-write publish of a volume
 // a group snapshot is cutting waits for no one: it is ABORTED (see
 // groupcut.go).
 func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
@@ -37,7 +40,12 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "volume_capability: %v", status.Convert(err).Message())
 	}
-	release, err := p.admitPublish(volID, req.GetReadonly())
+	if err := checkMountFlags([]*csi.VolumeCapability{req.GetVolumeCapability()}); err != nil {
+		return nil, err
+	}
+	mode := req.GetVolumeCapability().GetAccessMode().GetMode()
+	readonly := effectiveReadonly(mode, req.GetReadonly())
+	release, err := p.admitPublish(volID, readonly)
 	if err != nil {
 		return nil, err
 	}
@@ -58,24 +66,24 @@ func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 			return err
 		}
 		if pub := tx.Publication(volID, nodeID); pub != nil {
-			if pub.Readonly != req.GetReadonly() {
+			if pub.Readonly != readonly {
 				return status.Errorf(codes.AlreadyExists, "volume %s is already published to node %s with readonly=%t", volID, nodeID, pub.Readonly)
 			}
 			return nil
 		}
-		if singleNode(req.GetVolumeCapability()) && tx.IsPublished(volID) {
-			return status.Errorf(codes.FailedPrecondition, "volume %s has a single-node access mode and is published to another node", volID)
+		if err := checkSharing(volID, tx.PublicationsOf(volID), nodeID, mode, readonly); err != nil {
+			return err
 		}
 		if err := p.checkAttachLimit(tx, node); err != nil {
 			return err
 		}
-		tx.PutPublication(&state.Publication{VolumeID: volID, NodeID: nodeID, Readonly: req.GetReadonly()})
+		tx.PutPublication(&state.Publication{VolumeID: volID, NodeID: nodeID, Readonly: readonly, Mode: mode.String()})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &csi.ControllerPublishVolumeResponse{PublishContext: publishContext(req.GetReadonly())}, nil
+	return &csi.ControllerPublishVolumeResponse{PublishContext: publishContext(readonly)}, nil
 }
 
 // publishReadonlyKey marks in the publish_context a volume published to
@@ -125,17 +133,6 @@ func (p *Plugin) checkAttachLimit(tx *state.Tx, node world.NodeInfo) error {
 	}
 	return status.Errorf(codes.ResourceExhausted, "node %s already has %d volumes published and %d attached from the start, its limit %d",
 		node.ID, published, preattached, limit)
-}
-
-func singleNode(c *csi.VolumeCapability) bool {
-	switch c.GetAccessMode().GetMode() {
-	case csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER,
-		csi.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY,
-		csi.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER,
-		csi.VolumeCapability_AccessMode_SINGLE_NODE_MULTI_WRITER:
-		return true
-	}
-	return false
 }
 
 // ControllerUnpublishVolume implements csi.ControllerServer; unpublishing

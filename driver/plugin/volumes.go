@@ -170,6 +170,9 @@ func (p *Plugin) volumeSpec(req *csi.CreateVolumeRequest) (*volumeSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMountFlags(req.GetVolumeCapabilities()); err != nil {
+		return nil, err
+	}
 	spec := &volumeSpec{name: req.GetName(), block: block, params: req.GetParameters(), mutable: req.GetMutableParameters(), requirement: req.GetAccessibilityRequirements()}
 	if spec.required, spec.limit, spec.size, err = p.capacity(req.GetCapacityRange(), block); err != nil {
 		return nil, err
@@ -407,6 +410,9 @@ func (p *Plugin) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 	}
 	if block != v.Block {
 		return &csi.ValidateVolumeCapabilitiesResponse{Message: "access type differs from the volume's"}, nil
+	}
+	if err := checkMountFlags(req.GetVolumeCapabilities()); err != nil {
+		return &csi.ValidateVolumeCapabilitiesResponse{Message: status.Convert(err).Message()}, nil
 	}
 	// CSI: confirmed "SHALL only be set if all the volume capabilities and
 	// parameters specified in the request are supported".

@@ -74,7 +74,14 @@ type Group struct {
 type Publication struct {
 	VolumeID string `json:"volumeId"`
 	NodeID   string `json:"nodeId"`
-	Readonly bool   `json:"readonly,omitempty"`
+	// Readonly is set when the volume was published read-only: asked
+	// for, or implied by a reader-only access mode.
+	Readonly bool `json:"readonly,omitempty"`
+	// Mode is the access mode the publish was made with (a csi
+	// VolumeCapability_AccessMode_Mode name), which limits the volume's
+	// other publications; empty in records of drivers from before it was
+	// kept, which limit nothing beyond Readonly.
+	Mode string `json:"mode,omitempty"`
 
 	vis visibility
 }
@@ -87,6 +94,9 @@ type Mount struct {
 	Staging  bool   `json:"staging,omitempty"`
 	Readonly bool   `json:"readonly,omitempty"`
 	Block    bool   `json:"block,omitempty"`
+	// Flags are the supported mount_flags of the volume capability,
+	// sorted, without repeats.
+	Flags []string `json:"flags,omitempty"`
 	// Mounted is false when the driver could not mount and only
 	// created the path (for example without CAP_SYS_ADMIN).
 	Mounted bool `json:"mounted,omitempty"`

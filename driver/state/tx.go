@@ -93,6 +93,17 @@ func (r Reader) IsPublished(volumeID string) bool {
 	return false
 }
 
+// PublicationsOf returns the volume's live publications, in no order.
+func (r Reader) PublicationsOf(volumeID string) []*Publication {
+	var out []*Publication
+	for _, p := range r.s.pubsByVolume[volumeID] {
+		if p.vis.live() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // HasSnapshots reports whether any live snapshot was cut from the volume.
 func (r Reader) HasSnapshots(volumeID string) bool {
 	for id := range r.s.bySource[volumeID] {

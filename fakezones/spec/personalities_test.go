@@ -1,9 +1,11 @@
 package spec
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -54,6 +56,10 @@ func TestPersonalityClusters(t *testing.T) {
 					Segment map[string]string `json:"exhaustedSegment"`
 				} `json:"exhaustion"`
 				Exhausted map[string]string `json:"exhaustedSegment"`
+				Nodes     []struct {
+					ID      string            `json:"id"`
+					Segment map[string]string `json:"segment"`
+				} `json:"nodes"`
 			}
 			readYAML(t, filepath.Join(dir, "ext.yaml"), &ext)
 			readYAML(t, filepath.Join(dir, "sanity.yaml"), &sanity)
@@ -67,8 +73,33 @@ func TestPersonalityClusters(t *testing.T) {
 					t.Errorf("segment %v selects zones %v (%v); want one zone (a region's under keys.omitZone) with nodes of the driver", s, zones, err)
 				}
 			}
+			for _, n := range sanity.Nodes {
+				if err := nodeReports(c, topo, n.ID, n.Segment); err != nil {
+					t.Errorf("sanity.yaml nodes: %v", err)
+				}
+			}
 		})
 	}
+}
+
+// nodeReports checks that id is a node of cluster c with the driver and
+// that its NodeGetInfo reports seg (empty: a driver without topology,
+// whose nodes report none).
+func nodeReports(c *Cluster, topo *world.Topology, id string, seg map[string]string) error {
+	i := slices.IndexFunc(c.Nodes, func(n Node) bool { return n.Name == id })
+	if i < 0 || !c.Nodes[i].HasDriver() {
+		return fmt.Errorf("%s is no node of the cluster with the driver", id)
+	}
+	n := c.Nodes[i]
+	z, err := topo.FindZone(n.Region + "/" + n.Zone)
+	if err != nil {
+		return err
+	}
+	want, err := topo.NodeSegment(z, n.Rack)
+	if err != nil || len(seg) > 0 && !maps.Equal(seg, want) {
+		return fmt.Errorf("node %s: segment %v, its NodeGetInfo reports %v (%v)", id, seg, want, err)
+	}
+	return nil
 }
 
 // narrowest says whether segment s, selecting zones, is the narrowest

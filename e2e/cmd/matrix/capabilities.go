@@ -44,6 +44,10 @@ var capabilities = map[string]string{
 	"csi-sanity-attach-limit": "nodes have volumes attached from the start (a root disk), so upstream csi-sanity's attach-limit test, which assumes none, is left off (no --csi.testnodevolumeattachlimit in sanityFlags)",
 	"controller-publish":      "the controller does not publish (no PUBLISH_UNPUBLISH_VOLUME)",
 	"publish-readonly":        "ControllerPublishVolume's readonly field is not supported",
+	// Shared access (zonepath-sanity's nodes; issue 33).
+	"second-node":  "no node besides the one under test lies in a volume's accessible_topology (every segment is one node, or zonepath-sanity's nodes name none), so no second node can share it",
+	"node-outside": "no node lies outside a volume's accessible_topology (zonepath-sanity's nodes name none), so no publish can be refused for being outside it",
+	"multi-node":   "the driver creates no volume of a MULTI_NODE_* access mode (ReadWriteMany, ReadOnlyMany)",
 	// Upstream csi-sanity's optional CSI capabilities.
 	"snapshots":      "the driver cuts no snapshots (no CREATE_DELETE_SNAPSHOT)",
 	"list-snapshots": "no LIST_SNAPSHOTS or GET_SNAPSHOT: a snapshot cannot be read back",
@@ -129,6 +133,9 @@ var skipRules = []skipRule{
 	rule(sanitySuite, "mutable-parameters", `no mutable parameters configured \(--csi\.testvolumemutableparameters\).*`),
 	rule(sanitySuite, "volume-health", `(node )?(GET_VOLUME_HEALTH|LIST_VOLUME_HEALTH) not supported`),
 	rule(sanitySuite, "controller-publish", `PUBLISH_UNPUBLISH_VOLUME not supported.*`),
+	rule(sanitySuite, "second-node", `no configured node \(nodes in --zonepath\.config\) lies inside the volume's accessible_topology .*`),
+	rule(sanitySuite, "node-outside", `no configured node \(nodes in --zonepath\.config\) lies outside the volume's accessible_topology .*`),
+	rule(sanitySuite, "multi-node", `the driver creates no volume of a MULTI_NODE_\* access mode it can be tested with`),
 	rule(sanitySuite, "attach-limit", `the node reports no max_volumes_per_node|max_volumes_per_node \d+ is above the ceiling of \d+ the test fills .*|`+
 		`the node took no publish \(.*\): all of max_volumes_per_node \d+ is taken before the test, .*`),
 	// sanity: upstream csi-sanity's.
