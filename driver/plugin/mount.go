@@ -1,11 +1,13 @@
 package plugin
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 
+	"golang.org/x/sys/unix"
 	mountutils "k8s.io/mount-utils"
 
 	"github.com/zonepath/zonepath/driver/state"
@@ -25,8 +27,17 @@ type mounter interface {
 type bindMounter struct{ m mountutils.Interface }
 
 func (b bindMounter) bind(source, target string, extra []string) error {
+	if len(extra) > 0 {
+		err := bindWithAttributes(source, target, extra)
+		if !errors.Is(err, unix.ENOSYS) {
+			return err
+		}
+		// A kernel before 5.12 lacks mount_setattr: the flags then bind
+		// this mount namespace only (below).
+	}
 	// mount-utils mounts a bind mount, then remounts it with every option
-	// (MS_REMOUNT|MS_BIND), which is how per-mount flags reach it.
+	// (MS_REMOUNT|MS_BIND), which is how per-mount flags reach it here; a
+	// remount changes only this namespace's copy of the mount.
 	opts := append([]string{"bind"}, extra...)
 	var err error
 	first := false
@@ -35,6 +46,64 @@ func (b bindMounter) bind(source, target string, extra []string) error {
 		return err
 	}
 	return b.m.Mount(source, target, "", opts)
+}
+
+// bindWithAttributes bind-mounts source at target with the per-mount
+// flags opts name (ro and mountFlags' list), set on a detached copy of
+// the source before it is attached at target. That order matters where
+// the CO sees the mount: a node plugin in a container with Bidirectional
+// propagation (every Kubernetes deployment) makes a mount that propagates
+// to kubelet's namespace as the copy it was when attached, while a later
+// MS_REMOUNT changes only the plugin's own copy. On kind, a publish with
+// nodev,noexec bound and then remounted showed them in the plugin's
+// /proc/self/mountinfo and "rw,relatime" in the node's: a reader-only
+// volume published so would be writable by the pod.
+func bindWithAttributes(source, target string, opts []string) error {
+	attr, err := mountAttributes(opts)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, source, unix.OPEN_TREE_CLONE|unix.O_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open_tree %s: %w", source, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, attr); err != nil {
+		return fmt.Errorf("mount_setattr %v: %w", opts, err)
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount to %s: %w", target, err)
+	}
+	return nil
+}
+
+// mountAttributes translates bind options into mount_setattr(2)'s
+// attributes; an atime mode clears the others (MOUNT_ATTR__ATIME), as
+// the kernel requires.
+func mountAttributes(opts []string) (*unix.MountAttr, error) {
+	attr := &unix.MountAttr{}
+	for _, o := range opts {
+		bit, ok := mountAttrBits[o]
+		if !ok {
+			return nil, fmt.Errorf("mount option %q has no mount attribute", o)
+		}
+		if o == "noatime" || o == "relatime" || o == "strictatime" {
+			attr.Attr_clr |= unix.MOUNT_ATTR__ATIME
+		}
+		attr.Attr_set |= bit
+	}
+	return attr, nil
+}
+
+var mountAttrBits = map[string]uint64{
+	"ro":          unix.MOUNT_ATTR_RDONLY,
+	"nodev":       unix.MOUNT_ATTR_NODEV,
+	"noexec":      unix.MOUNT_ATTR_NOEXEC,
+	"nosuid":      unix.MOUNT_ATTR_NOSUID,
+	"noatime":     unix.MOUNT_ATTR_NOATIME,
+	"relatime":    unix.MOUNT_ATTR_RELATIME,
+	"strictatime": unix.MOUNT_ATTR_STRICTATIME,
+	"nodiratime":  unix.MOUNT_ATTR_NODIRATIME,
 }
 
 // firstMount runs the process mounter's first Mount alone: mount-utils'
