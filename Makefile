@@ -190,7 +190,7 @@ conformance: build components
 ## (e2e/README.md, "Conformance matrix"). Output under _output/conformance-matrix/.
 ## A subset: make conformance-matrix MATRIX=prefixed,zone-only
 ## Six clusters at a time by default (the suites mostly wait: 7m13s for the
-## seventeen personalities on 2 cores, 9m48s four at a time; late-ready's
+## seventeen personalities on 2 cores, 10m6s four at a time; late-ready's
 ## 5m14s the longest); fewer:
 ## make conformance-matrix MATRIX_FLAGS=--parallel=2
 MATRIX ?=
