@@ -31,6 +31,9 @@ type Entry struct {
 	Size int64
 	// Target is a Symlink's target, verbatim: never resolved.
 	Target string
+	// ChangeTime is the inode's status change time (ctime). Archives do
+	// not hold it: it tells ChangedSince what a tenant touched.
+	ChangeTime time.Time
 }
 
 // MaxDepth is how deeply directories may nest below a volume's root: a walk
@@ -60,11 +63,12 @@ var (
 
 func entryOf(name string, st *unix.Stat_t) *Entry {
 	e := &Entry{
-		Name:    name,
-		Perm:    st.Mode & 0o7777,
-		UID:     int(st.Uid),
-		GID:     int(st.Gid),
-		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
+		Name:       name,
+		Perm:       st.Mode & 0o7777,
+		UID:        int(st.Uid),
+		GID:        int(st.Gid),
+		ModTime:    time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
+		ChangeTime: time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:

@@ -1,12 +1,16 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
 
+	"github.com/zonepath/zonepath/driver/datapath"
 	"github.com/zonepath/zonepath/driver/state"
 )
 
@@ -16,41 +20,164 @@ import (
 // the volume snapshots in the group MUST be taken at the same
 // point-in-time relative to a stream of write traffic to the specified
 // volumes." zonepath's volumes are plain files and directories: it cannot
-// freeze them or copy them from one instant, so it cuts members one after
-// another, and that is consistent only while nobody writes.
+// freeze them, so it copies members one after another and then proves
+// that no member changed since before the first copy began. A validated
+// cut:
 //
-// Who can write. A volume's data is written by tenants only through a
-// node publish, and zonepath always has PUBLISH_UNPUBLISH_VOLUME, so "the
-// CO MUST guarantee that [NodeStageVolume and NodePublishVolume are]
-// called after ControllerPublishVolume is called for the given volume on
-// the given node and returns a success" (spec.md, NodeStageVolume and
-// NodePublishVolume), and ControllerUnpublishVolume comes only after every
-// NodeUnpublishVolume and NodeUnstageVolume of it there. A volume without
-// a read-write ControllerPublish record therefore has no writer. (A
-// Kubernetes CSIDriver with attachRequired: false would break that
-// promise; deploy/base sets true.)
+//  1. note the time T (datapath.Now, the clock ctime is stamped from);
+//  2. write back the members' filesystem (datapath.Flush), so that a
+//     store through a shared mapping after T faults and stamps ctime;
+//  3. copy every member;
+//  4. walk every member: an entry with a ctime at or after T, or one that
+//     vanished, is a change after T (datapath.ChangedSince).
 //
-// So: a group whose members are all unpublished, or published read-only
-// only, is cut one member after another and answers OK; a group with a
-// member published read-write is refused with FAILED_PRECONDITION, the
-// spec's "Cannot snapshot multiple volumes together" (the caller "MUST
-// fix the configuration of the volumes ... before retrying": stop the
-// workload), naming the volume and node. The csi-snapshotter retries with
-// backoff, so the group is cut once the workload has stopped.
+// If no member changed, every copy holds the members as they were at T:
+// one point in the tenants' write order. A write a copy missed came after
+// that copy began, so after T and after the flush, and it stamped a ctime
+// at or after T: the cut is dropped. (A write in progress at T may be
+// copied in part, as a crash would leave it; a write that follows it in
+// the tenant's order starts after T and is seen.) A dropped cut is tried
+// again, cutAttempts times in all, and then refused with ABORTED: an
+// optimistic check lost to concurrent writes (gRPC's ABORTED), which the
+// caller retries with exponential back off, as the csi-snapshotter does.
+// A workload that pauses writing for as long as a cut takes is cut while
+// it runs; one that never pauses is refused, never cut inconsistently.
 //
-// cutGuard closes the race between that check and a ControllerPublish:
-// while members are being cut, a read-write publish of one of them is
-// ABORTED, the spec's "Operation pending for volume" (the caller retries
-// with exponential back off). Read-only publishes write nothing and pass.
+// On tmpfs and ramfs nothing is written back, so a store through a shared
+// mapping never stamps ctime, and step 4 cannot see it. There zonepath
+// falls back to cuts no one can write: a group with a member published
+// read-write is refused with FAILED_PRECONDITION, the spec's "Cannot
+// snapshot multiple volumes together", and while members are being cut a
+// read-write ControllerPublishVolume of one is ABORTED ("Operation pending
+// for volume"). Tenants write only through a node publish, which the CO
+// makes only after ControllerPublishVolume succeeds (spec.md,
+// NodeStageVolume and NodePublishVolume; zonepath always has
+// PUBLISH_UNPUBLISH_VOLUME and its CSIDriver sets attachRequired: true).
 
-// cutGuard holds the volumes whose data a group snapshot is cutting.
-// Publishes hold the read lock from the check to the end of their store
-// update, the group the write lock from its check of the publication
-// records to the marking of its members: either the group sees the
-// publication, or the publish sees the mark.
+// cutAttempts is how many validated cuts a group snapshot tries, and
+// cutBackoff the pause before the second (doubled before each next one).
+const (
+	cutAttempts = 3
+	cutBackoff  = 50 * time.Millisecond
+)
+
+// cutGuard holds what the fallback for tmpfs needs: the volumes a group
+// snapshot is cutting. Publishes hold the read lock from the check to the
+// end of their store update, the group the write lock from its check of
+// the publication records to the marking of its members: either the group
+// sees the publication, or the publish sees the mark.
 type cutGuard struct {
-	mu      sync.RWMutex
-	cutting map[string]int // volume ID → groups cutting it
+	// quietOnly is set on a data directory whose filesystem hides stores
+	// through shared mappings (datapath.HidesMappedStores).
+	quietOnly bool
+	mu        sync.RWMutex
+	cutting   map[string]int // volume ID → groups cutting it
+}
+
+// memberChange is what a validated cut saw change: an entry of a member.
+type memberChange struct {
+	volume, entry string
+}
+
+// cutMembers copies each source volume's data under a new snapshot ID and
+// returns the IDs: one point of the tenants' write order in every member.
+func (p *Plugin) cutMembers(ctx context.Context, sources []*state.Volume) ([]string, error) {
+	if p.cuts.quietOnly {
+		return p.cutQuiet(ctx, sources)
+	}
+	logger := klog.FromContext(ctx)
+	wait := cutBackoff
+	for attempt := 1; ; attempt++ {
+		ids, changed, err := p.cutOnce(ctx, sources)
+		if err != nil || changed == nil {
+			return ids, err
+		}
+		p.dropCut(ctx, ids, nil)
+		if attempt == cutAttempts {
+			return nil, status.Errorf(codes.Aborted,
+				"cannot snapshot the volumes together: %s of volume %s changed while the group was cut, on each of %d tries; "+
+					"zonepath cuts a group only while no member is written for as long as the cut takes; retry, or pause the writers",
+				entryName(changed.entry), changed.volume, cutAttempts)
+		}
+		logger.V(2).Info("A member changed during a group cut; cutting again", "volumeID", changed.volume, "entry", changed.entry, "attempt", attempt)
+		select {
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// entryName names an entry of a volume in a message.
+func entryName(entry string) string {
+	if entry == "." {
+		return "the volume's root"
+	}
+	return fmt.Sprintf("entry %q", entry)
+}
+
+// cutOnce makes one validated cut: its snapshot IDs, and the first change
+// it saw (nil: the cut holds one point in time). The IDs' data is the
+// caller's to drop when a change was seen.
+func (p *Plugin) cutOnce(ctx context.Context, sources []*state.Volume) ([]string, *memberChange, error) {
+	since, err := datapath.Now()
+	if err != nil {
+		return nil, nil, status.Errorf(codes.Internal, "reading the clock: %v", err)
+	}
+	for _, src := range sources {
+		if err := datapath.Flush(p.data.volumePath(src.ID, src.Block)); err != nil {
+			return nil, nil, status.Errorf(codes.Internal, "writing back volume %s before the cut: %v", src.ID, err)
+		}
+	}
+	if afterCutFlush != nil {
+		afterCutFlush()
+	}
+	ids, err := p.copyMembers(ctx, sources)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, src := range sources {
+		entry, err := datapath.ChangedSince(p.data.volumePath(src.ID, src.Block), since)
+		if err != nil {
+			return nil, nil, p.dropCut(ctx, ids, dataStatus(err, "checking volume %s after the cut", src.ID))
+		}
+		if entry != "" {
+			return ids, &memberChange{volume: src.ID, entry: entry}, nil
+		}
+	}
+	return ids, nil, nil
+}
+
+// afterCutFlush, when a test sets it, runs after a validated cut noted its
+// time and flushed, before the first copy: a tenant's write there must be
+// seen.
+var afterCutFlush func()
+
+// copyMembers copies each source's data under a new snapshot ID, one
+// after another; on an error, the copies made are removed.
+func (p *Plugin) copyMembers(ctx context.Context, sources []*state.Volume) ([]string, error) {
+	ids := make([]string, 0, len(sources))
+	for _, src := range sources {
+		id := newID(snapshotPrefix)
+		if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
+			err = dataStatus(err, "cutting snapshot %s of volume %s", id, src.ID)
+			return nil, p.dropCut(ctx, append(ids, id), err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// cutQuiet is the fallback for tmpfs: the members are copied while no one
+// can write them (holdForCut).
+func (p *Plugin) cutQuiet(ctx context.Context, sources []*state.Volume) ([]string, error) {
+	release, err := p.holdForCut(sources)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return p.copyMembers(ctx, sources)
 }
 
 // holdForCut checks that no source is published read-write, then marks the
@@ -100,14 +227,15 @@ func (p *Plugin) checkNoWriter(volID string) error {
 		return nil
 	}
 	return status.Error(codes.FailedPrecondition, fmt.Sprintf(
-		"cannot snapshot the volumes together: volume %s is published read-write to node %s, and zonepath can give a group snapshot "+
-			"write-order consistency only while no member can be written; stop the workload (or publish the volume read-only) and retry",
+		"cannot snapshot the volumes together: volume %s is published read-write to node %s, and on this data directory's filesystem (tmpfs) "+
+			"zonepath can give a group snapshot write-order consistency only while no member can be written; stop the workload (or publish the volume read-only) and retry",
 		volID, writer))
 }
 
 // admitPublish lets a ControllerPublish of volID go ahead unless it is
-// read-write and a group snapshot is cutting the volume (ABORTED). The
-// caller must call release once its publication is recorded or refused.
+// read-write and a group snapshot is cutting the volume in the fallback
+// for tmpfs (ABORTED). The caller must call release once its publication
+// is recorded or refused.
 func (p *Plugin) admitPublish(volID string, readonly bool) (release func(), err error) {
 	g := &p.cuts
 	g.mu.RLock()

@@ -70,9 +70,9 @@ func (p *Plugin) groupSpec(req *csi.CreateVolumeGroupSnapshotRequest) (*groupSpe
 
 // CreateVolumeGroupSnapshot implements csi.GroupControllerServer. Every
 // source is looked up and checked first: it exists (NOT_FOUND), its zone
-// is up (UNAVAILABLE, outage.go: nothing is read in a zone that is down)
-// and no one can write it (FAILED_PRECONDITION, groupcut.go: write-order
-// consistency). The members' data is cut then, outside the store lock,
+// is up (UNAVAILABLE, outage.go: nothing is read in a zone that is down).
+// The members' data is cut then, outside the store lock, as one point of
+// the tenants' write order or not at all (groupcut.go),
 // and every member and the group are recorded in one store update: all or
 // nothing. A member that does not fit (a zone's snapshot quota, say)
 // fails the whole group with that member's code, and the data already cut
@@ -151,28 +151,6 @@ func (p *Plugin) groupResponse(g *state.Group, err error) (*csi.CreateVolumeGrou
 		return nil, err
 	}
 	return &csi.CreateVolumeGroupSnapshotResponse{GroupSnapshot: out}, nil
-}
-
-// cutMembers copies each source volume's data under a new snapshot ID,
-// one after another, with no one able to write any of them meanwhile
-// (holdForCut): every member then holds the same point of the tenants'
-// write order.
-func (p *Plugin) cutMembers(ctx context.Context, sources []*state.Volume) ([]string, error) {
-	release, err := p.holdForCut(sources)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	ids := make([]string, 0, len(sources))
-	for _, src := range sources {
-		id := newID(snapshotPrefix)
-		if err := p.data.snapshot(id, src.ID, src.Block); err != nil {
-			err = dataStatus(err, "cutting snapshot %s of volume %s", id, src.ID)
-			return nil, p.dropCut(ctx, append(ids, id), err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
 }
 
 // dropCut removes the data of members cut before err and returns err.

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
 
+	"github.com/zonepath/zonepath/driver/datapath"
 	"github.com/zonepath/zonepath/driver/faults"
 	"github.com/zonepath/zonepath/driver/state"
 	"github.com/zonepath/zonepath/driver/world"
@@ -104,8 +105,8 @@ type Plugin struct {
 	// lock holds the data directory while this plugin serves the
 	// controller; see controllerLock.
 	lock *os.File
-	// cuts keeps read-write publishes out of volumes a group snapshot is
-	// cutting; see groupcut.go.
+	// cuts says how group snapshots are cut, and keeps read-write
+	// publishes out of volumes one is cutting on tmpfs; see groupcut.go.
 	cuts cutGuard
 }
 
@@ -150,6 +151,13 @@ func New(cfg Config) (*Plugin, error) {
 		return nil, err
 	}
 	p := &Plugin{cfg: cfg, topo: cfg.Topology, store: store, data: data, mounter: m, blocks: blocks}
+	if p.cuts.quietOnly, err = datapath.HidesMappedStores(cfg.DataDir); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if p.cuts.quietOnly && cfg.ServeController {
+		klog.InfoS("The data directory is on tmpfs, where stores through shared mappings leave no trace: group snapshots of volumes published read-write are refused", "dataDir", cfg.DataDir)
+	}
 	p.nodes = newNodeDirectory(p)
 	p.snapshotEntries, p.volumeEntries = p.newEncodingCaches()
 	if cfg.ServeController {

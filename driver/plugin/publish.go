@@ -19,9 +19,8 @@ import (
 // only published to a node in one of its zones, whatever its access mode,
 // and the access modes of its publications across nodes (access.go): a
 // reader-only mode publishes read-only, the publish_context telling the
-// node. A read-write publish of a volume
-// a group snapshot is cutting waits for no one: it is ABORTED (see
-// groupcut.go).
+// node. On tmpfs, a read-write publish of a volume a group snapshot is
+// cutting waits for no one: it is ABORTED (see groupcut.go).
 func (p *Plugin) ControllerPublishVolume(ctx context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
 	volID, nodeID := req.GetVolumeId(), req.GetNodeId()
 	if err := checkID("volume_id", volID); err != nil {
