@@ -5,21 +5,25 @@
 # cluster of `make kind-up`, as kubernetes-csi's CI runs them against
 # csi-driver-host-path, with the driver file e2e/testdata/kind/upstream.yaml.
 # The stack is (re)deployed from deploy/overlays/kind first, with the node
-# plugin on every worker. Three runs:
+# plugin on every worker. Four runs (five with the stress run):
 #   1. parallel (Ginkgo, KIND_UPSTREAM_PROCS processes, default 4): focus
 #      External.Storage, skip \[Serial\]|\[Disruptive\]|\[Feature: (the
 #      kubernetes-csi CI selection) and zonepath's own suite;
 #   2. serial: the [Serial] specs of the suites that matter here
 #      (volumeLimits, topology, read-write-once-pod), still without \[Disruptive\]|\[Feature:;
-#   3. features: the [Feature:VolumeAttributesClass] specs (ModifyVolume)
-#      and the [Feature:VolumeSnapshotDataSource] specs (every snapshot
-#      spec of the suites: snapshottable, provisioning from a snapshot,
-#      ephemeral and multivolume), without [Serial] and [Disruptive];
-#   4. stress, only with KIND_UPSTREAM_STRESS=1: the [Serial] snapshot
-#      stress suite (snapshottable-stress: many pods' volumes snapshotted
-#      at once, VolumeSnapshotStressTestOptions of the driver file), one
-#      process. Not volume_group_snapshottable_stress: it cuts groups of
-#      running pods, as volumegroupsnapshottable does (upstream.yaml).
+#   3. features: the [Feature:VolumeAttributesClass] specs (ModifyVolume),
+#      the [Feature:VolumeSnapshotDataSource] specs (every snapshot spec of
+#      the suites: snapshottable, provisioning from a snapshot, ephemeral
+#      and multivolume) and the [Feature:volumegroupsnapshot] specs
+#      (volumegroupsnapshottable), without [Serial] and [Disruptive];
+#   4. features-serial: the [Serial] specs of those features, not [Slow]
+#      (volumegroupsnapshotclass: default group classes), one process;
+#   5. stress, only with KIND_UPSTREAM_STRESS=1: the [Serial] [Slow]
+#      snapshot stress suites, one process: snapshottable-stress (many
+#      pods' volumes snapshotted at once) and
+#      volumegroupsnapshottable-stress (a StatefulSet's claims cut as one
+#      group several times at once), with the stress options of the driver
+#      file.
 # Then a table upstream suite → passed/failed/skipped with every skip's
 # reason (e2e/cmd/suitetable), in _output/kind-upstream/summary.txt, and
 # losetup -a of every node. Fails on any failure.
@@ -42,11 +46,10 @@ SERIAL_SUITES=${KIND_UPSTREAM_SERIAL_SUITES:-'(volumeLimits|topology|read-write-
 # selection: VolumeAttributesClasses, and snapshots, which Kubernetes v1.37
 # tags [Feature:VolumeSnapshotDataSource] everywhere (snapshottable,
 # provisioning, ephemeral, multivolume), so the parallel run's \[Feature:
-# skip left every one of them out. A third run, without [Serial] and
-# [Disruptive]. Not volumegroupsnapshot: upstream's suite cuts the group of
-# a StatefulSet whose pods still write (e2e/testdata/kind/upstream.yaml
-# says why).
-FEATURES=${KIND_UPSTREAM_FEATURES:-'VolumeAttributesClass|VolumeSnapshotDataSource'}
+# skip left every one of them out; and group snapshots
+# ([Feature:volumegroupsnapshot], the class in
+# e2e/testdata/kind/groupsnapshotclass.yaml).
+FEATURES=${KIND_UPSTREAM_FEATURES:-'VolumeAttributesClass|VolumeSnapshotDataSource|volumegroupsnapshot'}
 STRESS=${KIND_UPSTREAM_STRESS:-0}
 SKIP='\[Disruptive\]|\[Feature:|\[Testpattern: [^]]*\] zonepath '
 out=$PWD/_output/kind-upstream
@@ -84,9 +87,10 @@ stack_node_plugins true $(kubectl get nodes -l zonepath.csi.dev/node-plugin -o n
 suite parallel "$PROCS" "$FOCUS" "\\[Serial\\]|$SKIP"
 suite serial 1 "$FOCUS.*\\] $SERIAL_SUITES .*\\[Serial\\]" "$SKIP"
 suite features "$PROCS" "$FOCUS.*\\[Feature:($FEATURES)\\]" '\[Disruptive\]|\[Serial\]|\[Testpattern: [^]]*\] zonepath '
-junits=("$out/junit-parallel.xml" "$out/junit-serial.xml" "$out/junit-features.xml")
+suite features-serial 1 "$FOCUS.*\\[Feature:($FEATURES)\\].*\\[Serial\\]" '\[Disruptive\]|\[Slow\]|\[Testpattern: [^]]*\] zonepath '
+junits=("$out/junit-parallel.xml" "$out/junit-serial.xml" "$out/junit-features.xml" "$out/junit-features-serial.xml")
 if [ "$STRESS" = 1 ]; then
-  suite stress 1 "$FOCUS.*\\] snapshottable-stress .*\\[Serial\\]" '\[Disruptive\]|\[Testpattern: [^]]*\] zonepath '
+  suite stress 1 "$FOCUS.*\\] (snapshottable|volumegroupsnapshottable)-stress .*\\[Serial\\]" '\[Disruptive\]|\[Testpattern: [^]]*\] zonepath '
   junits+=("$out/junit-stress.xml")
 fi
 stack_logs "$out/logs.txt"
