@@ -35,9 +35,15 @@ func newListPlugin(t *testing.T) *Plugin {
 
 func mustVolume(t *testing.T, p *Plugin, name string) string {
 	t.Helper()
+	return mustVolumeOf(t, p, name, mountCapability())
+}
+
+// mustVolumeOf creates a 1 MiB volume with the capability.
+func mustVolumeOf(t *testing.T, p *Plugin, name string, capability *csi.VolumeCapability) string {
+	t.Helper()
 	resp, err := p.CreateVolume(context.Background(), &csi.CreateVolumeRequest{
 		Name: name, CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 20},
-		VolumeCapabilities: []*csi.VolumeCapability{mountCapability()},
+		VolumeCapabilities: []*csi.VolumeCapability{capability},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func TestValidatedCut(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newListPlugin(t)
 			ctx := context.Background()
-			fsVol, blockVol := mustVolume(t, p, "fs"), mustBlockVolume(t, p, "block")
+			fsVol, blockVol := mustVolume(t, p, "fs"), mustVolumeOf(t, p, "block", blockCapability())
 			for _, v := range []string{fsVol, blockVol} {
 				if _, err := p.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: v, NodeId: testNode, VolumeCapability: capabilityOf(p, v)}); err != nil {
 					t.Fatal(err)
@@ -115,18 +115,6 @@ func mapFile(t *testing.T, path string) []byte {
 	}
 	t.Cleanup(func() { unix.Munmap(mem) })
 	return mem
-}
-
-func mustBlockVolume(t *testing.T, p *Plugin, name string) string {
-	t.Helper()
-	resp, err := p.CreateVolume(context.Background(), &csi.CreateVolumeRequest{
-		Name: name, CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 20},
-		VolumeCapabilities: []*csi.VolumeCapability{blockCapability()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.GetVolume().GetVolumeId()
 }
 
 func blockCapability() *csi.VolumeCapability {
