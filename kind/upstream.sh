@@ -24,6 +24,9 @@
 #      volumegroupsnapshottable-stress (a StatefulSet's claims cut as one
 #      group several times at once), with the stress options of the driver
 #      file.
+# KIND_UPSTREAM_RUNS picks runs by name (default: the first four, and
+# stress with KIND_UPSTREAM_STRESS=1), e.g. KIND_UPSTREAM_RUNS=stress on a
+# cluster a full run left up.
 # Then a table upstream suite → passed/failed/skipped with every skip's
 # reason (e2e/cmd/suitetable), in _output/kind-upstream/summary.txt, and
 # losetup -a of every node. Fails on any failure.
@@ -51,6 +54,7 @@ SERIAL_SUITES=${KIND_UPSTREAM_SERIAL_SUITES:-'(volumeLimits|topology|read-write-
 # e2e/testdata/kind/groupsnapshotclass.yaml).
 FEATURES=${KIND_UPSTREAM_FEATURES:-'VolumeAttributesClass|VolumeSnapshotDataSource|volumegroupsnapshot'}
 STRESS=${KIND_UPSTREAM_STRESS:-0}
+RUNS=${KIND_UPSTREAM_RUNS:-parallel serial features features-serial$([ "$STRESS" = 1 ] && echo ' stress')}
 SKIP='\[Disruptive\]|\[Feature:|\[Testpattern: [^]]*\] zonepath '
 out=$PWD/_output/kind-upstream
 export KUBECONFIG
@@ -84,15 +88,21 @@ stack_deploy deploy/overlays/kind
 # this run (make kind-e2e takes it away again).
 # shellcheck disable=SC2046 # one argument per node
 stack_node_plugins true $(kubectl get nodes -l zonepath.csi.dev/node-plugin -o name | sed 's|^node/||')
-suite parallel "$PROCS" "$FOCUS" "\\[Serial\\]|$SKIP"
-suite serial 1 "$FOCUS.*\\] $SERIAL_SUITES .*\\[Serial\\]" "$SKIP"
-suite features "$PROCS" "$FOCUS.*\\[Feature:($FEATURES)\\]" '\[Disruptive\]|\[Serial\]|\[Testpattern: [^]]*\] zonepath '
-suite features-serial 1 "$FOCUS.*\\[Feature:($FEATURES)\\].*\\[Serial\\]" '\[Disruptive\]|\[Slow\]|\[Testpattern: [^]]*\] zonepath '
-junits=("$out/junit-parallel.xml" "$out/junit-serial.xml" "$out/junit-features.xml" "$out/junit-features-serial.xml")
-if [ "$STRESS" = 1 ]; then
-  suite stress 1 "$FOCUS.*\\] (snapshottable|volumegroupsnapshottable)-stress .*\\[Serial\\]" '\[Disruptive\]|\[Testpattern: [^]]*\] zonepath '
-  junits+=("$out/junit-stress.xml")
-fi
+# The group snapshot suites copy this class's parameters
+# (upstream.yaml, GroupSnapshotClass.FromExistingClassName).
+kubectl apply -f e2e/testdata/kind/groupsnapshotclass.yaml >/dev/null
+junits=()
+for r in $RUNS; do
+  case $r in
+  parallel) suite parallel "$PROCS" "$FOCUS" "\\[Serial\\]|$SKIP" ;;
+  serial) suite serial 1 "$FOCUS.*\\] $SERIAL_SUITES .*\\[Serial\\]" "$SKIP" ;;
+  features) suite features "$PROCS" "$FOCUS.*\\[Feature:($FEATURES)\\]" '\[Disruptive\]|\[Serial\]|\[Testpattern: [^]]*\] zonepath ' ;;
+  features-serial) suite features-serial 1 "$FOCUS.*\\[Feature:($FEATURES)\\].*\\[Serial\\]" '\[Disruptive\]|\[Slow\]|\[Testpattern: [^]]*\] zonepath ' ;;
+  stress) suite stress 1 "$FOCUS.*\\] (snapshottable|volumegroupsnapshottable)-stress .*\\[Serial\\]" '\[Disruptive\]|\[Testpattern: [^]]*\] zonepath ' ;;
+  *) echo "kind-upstream: KIND_UPSTREAM_RUNS: unknown run $r (parallel, serial, features, features-serial, stress)" >&2; exit 2 ;;
+  esac
+  junits+=("$out/junit-$r.xml")
+done
 stack_logs "$out/logs.txt"
 stack_loops | tee "$out/losetup.txt"
 step "summary (also in $out/summary.txt)"
