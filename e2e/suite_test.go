@@ -98,4 +98,5 @@ func (s *zonepathSuite) DefineTests(driver storageframework.TestDriver, pattern 
 	defineData(e)
 	defineGroupSnapshot(e)
 	defineZoneOutage(e)
+	defineSharedAccess(e)
 }

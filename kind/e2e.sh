@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # make kind-e2e: the whole stack installed from deploy/ into the multi-zone
 # kind cluster of `make kind-up` (kind/cluster.yaml: real kubelets, real
-# mounts), then every spec of the e2e suite, in three runs on that cluster,
+# mounts), then every spec of the e2e suite, in four runs on that cluster,
 # each after (re)deploying the overlay it needs. Results under _output/kind-e2e/:
 #   1. main (deploy/overlays/kind: gate on, zonepath-scheduler replacing the
 #      stock one): every spec but the capability-off and feature-gate-off
-#      ones, KEP-5030's node cases included: the kind topology's
-#      nodeWithoutCSINode worker has its CSINode deleted first;
+#      ones and the shared-access one, KEP-5030's node cases included: the
+#      kind topology's nodeWithoutCSINode worker has its CSINode deleted
+#      first;
 #   2. nocap (deploy/overlays/kind-nocap: the driver without
 #      SNAPSHOT_ACCESSIBILITY_CONSTRAINTS): the capability-off specs;
 #   3. gate-off (deploy/overlays/kind-gate-off: VolumeSnapshotTopology=false):
 #      the feature-gate-off specs;
-#   then the three JUnit files merged into junit.xml (e2e/cmd/junitmerge): it
+#   4. shared (deploy/overlays/kind, the node plugin on zonepath-worker5 too,
+#      so that zone-a has two nodes with the driver): the shared-access spec
+#      (scenario 24), which needs two in one zone, where main keeps
+#      zonepath-worker5 without the driver for KEP-5030's late registration;
+#   then the four JUnit files merged into junit.xml (e2e/cmd/junitmerge): it
 #   fails when a spec failed, was skipped in every run (but for the
 #   Kubernetes version, as 15c-15g before v1.37), or ran twice.
 # Image overrides for upstream components: see kind/stack.sh.
@@ -25,7 +30,7 @@ cd "$(dirname "$0")/.."
 : "${VERSION:?VERSION is the tag make images gave the images}"
 CLUSTER=${KIND_CLUSTER_NAME:-zonepath}
 KUBECONFIG=${KIND_KUBECONFIG:-$PWD/_output/kind/kubeconfig}
-RUNS=${KIND_E2E_RUNS:-main nocap gate-off}
+RUNS=${KIND_E2E_RUNS:-main nocap gate-off shared}
 out=$PWD/_output/kind-e2e
 export KUBECONFIG
 # shellcheck source=kind/stack.sh
@@ -66,6 +71,9 @@ run() {
     stack_node_plugins false zonepath-worker5 zonepath-worker6 zonepath-worker7
     dropCSINode zonepath-worker7
   fi
+  if [ "$name" = shared ]; then
+    stack_node_plugins true zonepath-worker5
+  fi
   step "run $name: e2e suite ($filter)"
   junits+=("$out/junit-$name.xml")
   bin/zonepath-e2e --kubeconfig "$KUBECONFIG" \
@@ -81,10 +89,11 @@ run() {
 checkNodes
 for r in $RUNS; do
   case $r in
-  main) run main deploy/overlays/kind e2e/testdata/kind/zonepath-ext.yaml '!capability-off && !feature-gate-off' ;;
+  main) run main deploy/overlays/kind e2e/testdata/kind/zonepath-ext.yaml '!capability-off && !feature-gate-off && !shared-access' ;;
   nocap) run nocap deploy/overlays/kind-nocap e2e/testdata/kind/zonepath-nocap-ext.yaml capability-off ;;
   gate-off) run gate-off deploy/overlays/kind-gate-off e2e/testdata/kind/zonepath-gate-off-ext.yaml feature-gate-off ;;
-  *) echo "kind-e2e: KIND_E2E_RUNS: unknown run $r (main, nocap, gate-off)" >&2; exit 2 ;;
+  shared) run shared deploy/overlays/kind e2e/testdata/kind/zonepath-ext.yaml shared-access ;;
+  *) echo "kind-e2e: KIND_E2E_RUNS: unknown run $r (main, nocap, gate-off, shared)" >&2; exit 2 ;;
   esac
 done
 merge=0

@@ -135,6 +135,32 @@ var mutants = []mutant{
 		catchers: []string{"19"},
 	},
 	{
+		name: "rwx-one-node",
+		breaks: "driver: a ReadWriteMany volume is published to one node at a time, as a single-node driver would: every " +
+			"ControllerPublishVolume after the cluster's first is FAILED_PRECONDITION (\"Volume published to another node\"; fault rule)",
+		run: &gateOnRun,
+		faults: `rules:
+- name: rwx-one-node
+  match: {rpc: ControllerPublishVolume, nth: 2}
+  action: {code: FailedPrecondition, message: "volume published to another node"}
+`,
+		catchers: []string{"24"},
+	},
+	{
+		name: "publish-beyond-reported-topology",
+		breaks: "driver: volumes live in two zones of their region (volumes.replicas: 2) and are published in both, but " +
+			"CreateVolume reports only zone-a for a volume asked for there, so a node of its second zone, outside the " +
+			"PersistentVolume's nodeAffinity, gets it published (cluster file and fault rule)",
+		run:     &gateOnRun,
+		cluster: func(f *spec.File) { f.Driver.Topology.Volumes.Replicas = ptr.To(2) },
+		faults: `rules:
+- name: publish-beyond-reported-topology
+  match: {rpc: CreateVolume, segment: {topology.kubernetes.io/region: region-1, topology.kubernetes.io/zone: zone-a}}
+  action: {mutate: {set: {volume.accessible_topology: [{segments: {topology.kubernetes.io/region: region-1, topology.kubernetes.io/zone: zone-a}}]}}}
+`,
+		catchers: []string{"24"},
+	},
+	{
 		name: "capacity-everywhere",
 		breaks: "driver: GetCapacity reports the same room, 1 PiB and no maximum_volume_size, for every zone, " +
 			"including the zones of 50Gi, so the CSIStorageCapacity objects no longer say where a volume fits (fault rule)",
