@@ -15,8 +15,24 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 
+	"github.com/zonepath/zonepath/driver/datapath"
 	"github.com/zonepath/zonepath/driver/drivertest"
 )
+
+// needValidatedCuts skips where the driver's data directory is on tmpfs:
+// there it refuses groups of members published read-write instead of
+// validating the cut (groupcut.go; TestQuietCutOnTmpfs covers that mode).
+// A TMPDIR on a disk filesystem runs the test.
+func needValidatedCuts(t *testing.T, d *groupDriver) {
+	t.Helper()
+	hides, err := datapath.HidesMappedStores(d.dataDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hides {
+		t.Skipf("the data directory %s is on tmpfs, where zonepath refuses groups of members published read-write; set TMPDIR to a disk filesystem", d.dataDir())
+	}
+}
 
 // seqLog is one global write order over the members: each write appends
 // the next number to the next member's file, round-robin, and completes
@@ -94,6 +110,7 @@ func (r *writeOrderRun) fail(err error) {
 func TestGroupSnapshotWriteOrder(t *testing.T) {
 	const members, writers, cycles = 3, 3, 8
 	d := newGroupDriver(t, nil)
+	needValidatedCuts(t, d)
 	ctx := context.Background()
 	info, err := d.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
 	if err != nil {
@@ -275,6 +292,7 @@ func readSeq(t *testing.T, path string) []int {
 // who could write it.
 func TestGroupSnapshotPublishedMembers(t *testing.T) {
 	d := newGroupDriver(t, nil)
+	needValidatedCuts(t, d)
 	ctx := context.Background()
 	vols := d.volumesIn(t, "pub", "zone-a", "zone-a")
 	publish := func(vol string, readonly bool) {
