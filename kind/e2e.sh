@@ -12,10 +12,11 @@
 #      SNAPSHOT_ACCESSIBILITY_CONSTRAINTS): the capability-off specs;
 #   3. gate-off (deploy/overlays/kind-gate-off: VolumeSnapshotTopology=false):
 #      the feature-gate-off specs;
-#   4. shared (deploy/overlays/kind, the node plugin on zonepath-worker5 too,
-#      so that zone-a has two nodes with the driver): the shared-access spec
-#      (scenario 24), which needs two in one zone, where main keeps
-#      zonepath-worker5 without the driver for KEP-5030's late registration;
+#   4. shared (deploy/overlays/kind, the node plugin on zonepath-worker6 too,
+#      so that zone-b, the extension file's segments[0], has two nodes with
+#      the driver): the shared-access spec (scenario 24), which needs two in
+#      the volume's zone, where main keeps zonepath-worker6 without the
+#      driver for KEP-5030's node whose CSINode lacks it;
 #   then the four JUnit files merged into junit.xml (e2e/cmd/junitmerge): it
 #   fails when a spec failed, was skipped in every run (but for the
 #   Kubernetes version, as 15c-15g before v1.37), or ran twice.
@@ -72,7 +73,7 @@ run() {
     dropCSINode zonepath-worker7
   fi
   if [ "$name" = shared ]; then
-    stack_node_plugins true zonepath-worker5
+    stack_node_plugins true zonepath-worker6
   fi
   step "run $name: e2e suite ($filter)"
   junits+=("$out/junit-$name.xml")
