@@ -34,6 +34,7 @@ func defineSharedAccess(e *env) {
 		if !e.driver.GetDriverInfo().Capabilities[storageframework.CapRWX] {
 			e2eskipper.Skipf("driver file: DriverInfo.Capabilities.RWX is not true: the driver publishes no volume to several nodes")
 		}
+		e.needAttach(ctx)
 		// An Immediate claim in segments[0], ReadWriteMany: the external-
 		// attacher asks for MULTI_NODE_MULTI_WRITER.
 		class := e.storageClass(ctx, storagev1.VolumeBindingImmediate, terms(e.segment(0)))
@@ -66,6 +67,19 @@ func defineSharedAccess(e *env) {
 		}
 		e.expectAttachesRefused(ctx, refused)
 	})
+}
+
+// needAttach skips for a driver whose CSIDriver says attachRequired:
+// false: no attacher calls its ControllerPublishVolume, so a
+// VolumeAttachment says nothing of it (NFS-like drivers share volumes
+// without one).
+func (e *env) needAttach(ctx context.Context) {
+	name := e.driver.GetDriverInfo().Name
+	d, err := e.f.ClientSet.StorageV1().CSIDrivers().Get(ctx, name, metav1.GetOptions{})
+	framework.ExpectNoError(err, "reading CSIDriver %s", name)
+	if d.Spec.AttachRequired != nil && !*d.Spec.AttachRequired {
+		e2eskipper.Skipf("CSIDriver %s has attachRequired: false: no ControllerPublishVolume to judge", name)
+	}
 }
 
 // driverNodesBy splits the schedulable nodes whose CSINode lists the

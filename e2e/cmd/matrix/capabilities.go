@@ -114,6 +114,7 @@ var skipRules = []skipRule{
 	rule(e2eSuite, "nodes-elsewhere", `every schedulable node is inside .*: where a pod lands proves nothing`),
 	rule(e2eSuite, "group-snapshots", `driver file: DriverInfo\.Capabilities\.groupSnapshot is not true.*`),
 	rule(e2eSuite, "zone-outage", `driver ext: zoneOutage is not set.*`),
+	rule(e2eSuite, "controller-publish", `CSIDriver \S+ has attachRequired: false: no ControllerPublishVolume to judge`),
 	rule(e2eSuite, "multi-node", `driver file: DriverInfo\.Capabilities\.RWX is not true.*`),
 	rule(e2eSuite, "second-node", `needs two nodes whose CSINode lists the driver inside the volume's nodeAffinity .*`),
 	rule(e2eSuite, "restore-outside", `every segment of the extension file has a node in snapshot \S+'s nodeAffinity .*: list a segment outside it.*`),
