@@ -25,7 +25,7 @@ import (
 // cut:
 //
 //  1. note the time T (datapath.Now, the clock ctime is stamped from);
-//  2. write back the members' filesystem (datapath.Flush), so that a
+//  2. write back the data directory's filesystem (datapath.Flush), so that a
 //     store through a shared mapping after T faults and stamps ctime;
 //  3. copy every member;
 //  4. walk every member: an entry with a ctime at or after T, or one that
@@ -125,10 +125,10 @@ func (p *Plugin) cutOnce(ctx context.Context, sources []*state.Volume) ([]string
 	if err != nil {
 		return nil, nil, status.Errorf(codes.Internal, "reading the clock: %v", err)
 	}
-	for _, src := range sources {
-		if err := datapath.Flush(p.data.volumePath(src.ID, src.Block)); err != nil {
-			return nil, nil, status.Errorf(codes.Internal, "writing back volume %s before the cut: %v", src.ID, err)
-		}
+	// Every volume is a file or directory of the data directory's one
+	// filesystem: one syncfs writes back all of them.
+	if err := datapath.Flush(p.data.root); err != nil {
+		return nil, nil, status.Errorf(codes.Internal, "writing back the data directory before the cut: %v", err)
 	}
 	if afterCutFlush != nil {
 		afterCutFlush()
