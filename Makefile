@@ -324,10 +324,12 @@ kind-down: $(BIN)/kind
 kind-e2e: build components images kind-up
 	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) kind/e2e.sh
 
-## kind-upstream: Kubernetes' own external-storage suites (kubernetes-csi CI's
-## selection, Ginkgo in parallel, then the [Serial] ones) against zonepath on
+## kind-upstream: Kubernetes' own external-storage suites against zonepath on
 ## the kind cluster of kind-up, driver file e2e/testdata/kind/upstream.yaml
-## (kind/upstream.sh); a table suite → passed/failed/skipped in
+## (kind/upstream.sh): kubernetes-csi CI's selection in parallel, the [Serial]
+## ones, the snapshot, group snapshot and VolumeAttributesClass [Feature:]
+## specs, their [Serial] ones; KIND_UPSTREAM_STRESS=1 adds the stress suites,
+## KIND_UPSTREAM_RUNS picks runs. A table suite → passed/failed/skipped in
 ## _output/kind-upstream/summary.txt; fails on any failure.
 kind-upstream: build components images kind-up $(BIN)/ginkgo
 	VERSION=$(VERSION) KIND_CLUSTER_NAME=$(KIND_CLUSTER_NAME) kind/upstream.sh
