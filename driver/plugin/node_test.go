@@ -345,3 +345,52 @@ func isMountPoint(path string) bool {
 	mounted, err := mountutils.New("").IsMountPoint(path)
 	return err == nil && mounted
 }
+
+// TestOneVolumeAtTwoStagingPaths: two PersistentVolumes with one
+// volumeHandle used on one node (Kubernetes' provisioning suite, "should
+// mount multiple PV pointing to the same storage on the same node",
+// capability multiplePVsSameID) reach the driver as one stage today, since
+// kubelet stages at a path derived from the handle; a CO that stages per
+// PV sends two. CSI forbids neither, so each stage and the publish from it
+// is kept on its own: what is written through one is read through the
+// other, and unstaging one leaves the other's publish working.
+func TestOneVolumeAtTwoStagingPaths(t *testing.T) {
+	for _, block := range []bool{false, true} {
+		t.Run(accessName(block), func(t *testing.T) {
+			d := newTestDriver(t, nil)
+			ctx := context.Background()
+			id, first := d.stagedVolume(t, "two-stagings", block)
+			second := d.stage(t, id, block)
+			targets := [2]string{filepath.Join(t.TempDir(), "t1"), filepath.Join(t.TempDir(), "t2")}
+			for i, staging := range []string{first, second} {
+				if err := d.publish(id, staging, targets[i], block); err != nil {
+					t.Fatalf("NodePublishVolume from staging path %d: %v", i+1, err)
+				}
+			}
+			if !isMountPoint(targets[0]) {
+				t.Skip("the driver cannot bind-mount here (needs root): no data path to test")
+			}
+			file := func(target string) string {
+				if block {
+					return target
+				}
+				return filepath.Join(target, "data")
+			}
+			payload := []byte("one volume, two staging paths")
+			writeAt(t, file(targets[0]), payload)
+			if _, err := d.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: targets[0]}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.NodeUnstageVolume(ctx, &csi.NodeUnstageVolumeRequest{VolumeId: id, StagingTargetPath: first}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(file(targets[1]))
+			if err != nil || !bytes.HasPrefix(got, payload) {
+				t.Fatalf("through the second staging path's publish after the first was unstaged: %.40q (%v), want %q", got, err, payload)
+			}
+			if _, err := d.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: targets[1]}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
