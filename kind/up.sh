@@ -111,11 +111,37 @@ load_images() {
 		fi
 		[[ $file = /* ]] || file=$KIND_ROOT/$file
 		[[ -s $file ]] || die "$list names $file for $ref, which is missing or empty"
+		if on_every_node "$ref" "$(archive_id "$file")"; then
+			log "  $ref: on every node already"
+			continue
+		fi
 		"$KIND" load image-archive "$file" --name "$CLUSTER" >/dev/null
 		log "  loaded $ref"
 		n=$((n + 1))
 	done <"$list"
 	log "loaded $n images from $list"
+}
+
+# archive_id FILE: the image ID (its config's digest) of a docker-archive
+# tarball, as make images writes them.
+archive_id() {
+	tar -xOf "$1" manifest.json | sed -n 's/.*"Config":"\(sha256:[0-9a-f]*\)".*/\1/p'
+}
+
+# on_every_node REF ID: whether REF names image ID on every node (the
+# config digest in the manifest containerd keeps for REF), so that loading
+# it again, seconds per image on every run against a running cluster,
+# would change nothing. A tag whose content changed (a -dirty build) has
+# another ID and is loaded.
+on_every_node() {
+	local ref=$1 id=$2 node
+	[[ -n $id ]] || return 1
+	for node in $("$KIND" get nodes --name "$CLUSTER"); do
+		# shellcheck disable=SC2016 # expanded by the node's shell
+		docker exec "$node" sh -c 'm=$(ctr -n k8s.io images ls "name==$1" | awk "NR == 2 { print \$3 }") &&
+			[ -n "$m" ] && ctr -n k8s.io content get "$m"' _ "$ref" 2>/dev/null |
+			grep "\"config\":{[^}]*\"digest\":\"$id\"" >/dev/null || return 1
+	done
 }
 
 # fresh_data_dir: the driver keeps its state databases and volume data on
