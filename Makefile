@@ -326,9 +326,9 @@ kind-e2e: build components images kind-up
 
 ## kind-upstream: Kubernetes' own external-storage suites against zonepath on
 ## the kind cluster of kind-up, driver file e2e/testdata/kind/upstream.yaml
-## (kind/upstream.sh): kubernetes-csi CI's selection in parallel, the [Serial]
-## ones, the snapshot, group snapshot and VolumeAttributesClass [Feature:]
-## specs, their [Serial] ones; KIND_UPSTREAM_STRESS=1 adds the stress suites,
+## (kind/upstream.sh): in parallel, kubernetes-csi CI's selection with the
+## snapshot, group snapshot and VolumeAttributesClass [Feature:] specs; then
+## their [Serial] ones; KIND_UPSTREAM_STRESS=1 adds the stress suites,
 ## KIND_UPSTREAM_RUNS picks runs. A table suite → passed/failed/skipped in
 ## _output/kind-upstream/summary.txt; fails on any failure.
 kind-upstream: build components images kind-up $(BIN)/ginkgo
