@@ -34,7 +34,8 @@
 # regular expression \[Feature:(...)\] before.
 # KIND_UPSTREAM_RUNS picks runs by name (default: parallel and serial, and
 # stress with KIND_UPSTREAM_STRESS=1), e.g. KIND_UPSTREAM_RUNS=stress on a
-# cluster a full run left up.
+# cluster a full run left up; KIND_UPSTREAM_LIST=1 prints what each run
+# would run and stops, before touching the cluster.
 # Then a table upstream suite → passed/failed/skipped with every skip's
 # reason (e2e/cmd/suitetable), in _output/kind-upstream/summary.txt, and
 # losetup -a of every node. Fails on any failure.
@@ -75,6 +76,39 @@ fi
 SKIP='\[Disruptive\]|\[Testpattern: [^]]*\] zonepath '
 # Specs without a feature, or with one of FEATURES.
 CHOSEN="(Feature: isEmpty || Feature: containsAny {$FEATURES})"
+
+# plan NAME: what run NAME runs, into PLAN: its Ginkgo processes, label
+# filter and focus regexps (a spec runs when it matches one of them and
+# the filter); false when NAME is no run.
+plan() {
+  case $1 in
+  parallel) PLAN=("$PROCS" "!Serial && !Disruptive && $CHOSEN" "$FOCUS") ;;
+  serial) PLAN=(1 "Serial && !Slow && !Disruptive && $CHOSEN" "$FOCUS.*\\] $SERIAL_SUITES " "$FOCUS.*\\[Feature:") ;;
+  stress) PLAN=(1 "Serial && !Disruptive" "$FOCUS.*\\] (snapshottable|volumegroupsnapshottable)-stress ") ;;
+  *) return 1 ;;
+  esac
+}
+
+# describe NAME PROCS LABELS FOCUS...: one line saying what a run runs.
+describe() {
+  local name=$1 procs=$2 labels=$3
+  shift 3
+  echo "run $name: $procs process(es), focus$(printf " '%s'" "$@"), labels '$labels'"
+}
+
+# Every run is known before anything is deployed; KIND_UPSTREAM_LIST=1
+# only says what each would run (no cluster needed).
+for r in $RUNS; do
+  plan "$r" || { echo "kind-upstream: KIND_UPSTREAM_RUNS: unknown run $r (parallel, serial, stress)" >&2; exit 2; }
+done
+if [ "${KIND_UPSTREAM_LIST:-0}" = 1 ]; then
+  for r in $RUNS; do
+    plan "$r"
+    describe "$r" "${PLAN[@]}"
+  done
+  exit 0
+fi
+
 out=$PWD/_output/kind-upstream
 export KUBECONFIG
 # shellcheck source=kind/stack.sh
@@ -91,7 +125,7 @@ ln -s "$PWD/bin/zonepath-e2e" "$out/zonepath-e2e.test"
 suite() {
   local name=$1 procs=$2 labels=$3 rc=0 start=$SECONDS focus
   shift 3
-  step "run $name: $procs process(es), focus$(printf " '%s'" "$@"), labels '$labels'"
+  step "$(describe "$name" "$procs" "$labels" "$@")"
   local args=()
   for focus; do args+=(--focus="$focus"); done
   bin/ginkgo --procs="$procs" --timeout=90m --no-color \
@@ -116,12 +150,8 @@ stack_node_plugins true $(kubectl get nodes -l zonepath.csi.dev/node-plugin -o n
 kubectl apply -f e2e/testdata/kind/groupsnapshotclass.yaml >/dev/null
 junits=()
 for r in $RUNS; do
-  case $r in
-  parallel) suite parallel "$PROCS" "!Serial && !Disruptive && $CHOSEN" "$FOCUS" ;;
-  serial) suite serial 1 "Serial && !Slow && !Disruptive && $CHOSEN" "$FOCUS.*\\] $SERIAL_SUITES " "$FOCUS.*\\[Feature:" ;;
-  stress) suite stress 1 "Serial && !Disruptive" "$FOCUS.*\\] (snapshottable|volumegroupsnapshottable)-stress " ;;
-  *) echo "kind-upstream: KIND_UPSTREAM_RUNS: unknown run $r (parallel, serial, stress)" >&2; exit 2 ;;
-  esac
+  plan "$r"
+  suite "$r" "${PLAN[@]}"
   junits+=("$out/junit-$r.xml")
 done
 stack_logs "$out/logs.txt"
