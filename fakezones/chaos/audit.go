@@ -27,10 +27,10 @@ const (
 	// RuleStuck: an object still there after the workload deleted it and
 	// the settle time passed.
 	RuleStuck = "stuck"
-	// RuleUpstream: a stuck object whose cause is a known defect of an
-	// upstream component the cluster runs unchanged, named in the
-	// finding; still a finding, which --tolerate-upstream-defects lets
-	// pass (Verdict).
+	// RuleUpstream: a stuck object or an orphan volume whose cause is a
+	// known defect of an upstream component the cluster runs unchanged,
+	// named in the finding (lostBeingDeleted, ProvisionerLeaks); still a
+	// finding, which --tolerate-upstream-defects lets pass (Verdict).
 	RuleUpstream = "upstream-defect"
 	// RuleFailed: a cycle whose objects never reached their end state (a
 	// claim Bound, a snapshot ReadyToUse) though the run did not end under

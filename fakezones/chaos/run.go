@@ -268,8 +268,9 @@ func (r *run) finish(ctx context.Context, settle time.Duration) ([]Finding, erro
 	if err != nil {
 		return findings, fmt.Errorf("the audit cannot list the API objects: %w", err)
 	}
-	origins := r.ledger.Snapshot().Origins
-	findings = append(findings, Orphans(backend, objs, origins)...)
+	ledger := r.ledger.Snapshot()
+	origins := ledger.Origins
+	findings = append(findings, ProvisionerLeaks(Orphans(backend, objs, origins), backend, ledger)...)
 	findings = append(findings, Missing(backend, objs, origins)...)
 	return append(findings, Stuck(objs, origins)...), nil
 }
