@@ -63,6 +63,14 @@ SERIAL_SUITES=${KIND_UPSTREAM_SERIAL_SUITES:-'(volumeLimits|topology|read-write-
 # e2e/testdata/kind/groupsnapshotclass.yaml).
 FEATURES=${KIND_UPSTREAM_FEATURES:-'VolumeAttributesClass, VolumeSnapshotDataSource, volumegroupsnapshot'}
 STRESS=${KIND_UPSTREAM_STRESS:-0}
+LIST=${KIND_UPSTREAM_LIST:-0}
+# Switches are 0 or 1: "true" taken for 0 would run what was not asked for.
+for sw in "KIND_UPSTREAM_STRESS=$STRESS" "KIND_UPSTREAM_LIST=$LIST"; do
+  case ${sw#*=} in
+  0 | 1) ;;
+  *) echo "kind-upstream: ${sw%%=*}=${sw#*=}: want 0 or 1" >&2; exit 2 ;;
+  esac
+done
 # Not ${KIND_UPSTREAM_RUNS:-...$(...)}: the assignment takes the status of
 # the substitution, and a test false there ended the script under set -e,
 # silently (1e84e87).
@@ -101,7 +109,7 @@ describe() {
 for r in $RUNS; do
   plan "$r" || { echo "kind-upstream: KIND_UPSTREAM_RUNS: unknown run $r (parallel, serial, stress)" >&2; exit 2; }
 done
-if [ "${KIND_UPSTREAM_LIST:-0}" = 1 ]; then
+if [ "$LIST" = 1 ]; then
   for r in $RUNS; do
     plan "$r"
     describe "$r" "${PLAN[@]}"

@@ -62,6 +62,7 @@ func TestKindUpstreamRuns(t *testing.T) {
 		{"runs named", map[string]string{"KIND_UPSTREAM_RUNS": "stress serial"}, []string{"stress", "serial"}, 0},
 		{"runs named win over stress", map[string]string{"KIND_UPSTREAM_RUNS": "parallel", "KIND_UPSTREAM_STRESS": "1"}, []string{"parallel"}, 0},
 		{"an unknown run", map[string]string{"KIND_UPSTREAM_RUNS": "parallel features"}, nil, 2},
+		{"a switch that is not 0 or 1", map[string]string{"KIND_UPSTREAM_STRESS": "true"}, nil, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,8 +70,8 @@ func TestKindUpstreamRuns(t *testing.T) {
 			if status != tc.wantStatus || !slices.Equal(runs, tc.wantRuns) {
 				t.Fatalf("runs %v, exit %d; want %v, exit %d; output:\n%s", runs, status, tc.wantRuns, tc.wantStatus, out)
 			}
-			if status != 0 && !strings.Contains(out, "unknown run features") {
-				t.Errorf("the refusal does not name the run:\n%s", out)
+			if status != 0 && !strings.Contains(out, "unknown run features") && !strings.Contains(out, "KIND_UPSTREAM_STRESS=true: want 0 or 1") {
+				t.Errorf("the refusal does not name what it refuses:\n%s", out)
 			}
 		})
 	}
