@@ -78,6 +78,8 @@ func TestRegistersLikeKubelet(t *testing.T) {
 	if after := registered("node-b-2"); after < lateBy {
 		t.Fatalf("node-b-2 registered after %v, before its registerAfter of %v", after, lateBy)
 	}
+	// The others registered at once, but "at once" is goroutines on a
+	// machine that may be busy: each node's state is awaited, not read once.
 	for _, tc := range []struct {
 		node      string
 		csiNode   bool
@@ -90,30 +92,17 @@ func TestRegistersLikeKubelet(t *testing.T) {
 		{node: "node-b-2", csiNode: true, driver: true, wantCount: 2},
 		{node: "node-a-3", csiNode: true},
 	} {
-		found, id, keys, count, err := driverOf(ctx, tc.node)
-		if !tc.csiNode {
-			if !apierrors.IsNotFound(err) {
-				t.Errorf("%s: CSINode lookup = %v, want NotFound", tc.node, err)
-			}
+		var problem string
+		_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			problem = registrationProblem(ctx, kube, driverOf, tc.node, tc.csiNode, tc.driver, tc.wantCount)
+			return problem == "", nil
+		})
+		if problem != "" {
+			t.Errorf("%s: %s", tc.node, problem)
 			continue
 		}
-		if err != nil || found != tc.driver {
-			t.Errorf("%s: driver entry found = %v (err %v), want %v", tc.node, found, err, tc.driver)
-			continue
-		}
-		expectOwnedByNode(t, kube, tc.node)
-		if !tc.driver {
-			continue
-		}
-		if id != tc.node || keys != "topology.kubernetes.io/region,topology.kubernetes.io/zone" || count != tc.wantCount {
-			t.Errorf("%s: entry = id %q keys %q count %d", tc.node, id, keys, count)
-		}
-		node, err := kube.CoreV1().Nodes().Get(ctx, tc.node, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if node.Annotations[NodeIDAnnotation] != `{"zonepath.csi.dev":"`+tc.node+`"}` || node.Labels["type"] != "kwok" {
-			t.Errorf("%s: annotations %v, labels %v", tc.node, node.Annotations, node.Labels)
+		if tc.csiNode {
+			expectOwnedByNode(t, kube, tc.node)
 		}
 	}
 
@@ -148,6 +137,38 @@ func labelRegistration(ctx context.Context, t *testing.T, kube *fake.Clientset, 
 	if _, err := kube.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// registrationProblem says what differs from the registration a node
+// should have (none, a CSINode without the driver, or the driver with
+// count), or "" when it has it.
+func registrationProblem(ctx context.Context, kube *fake.Clientset,
+	driverOf func(context.Context, string) (bool, string, string, int32, error),
+	node string, csiNode, driver bool, wantCount int32) string {
+	found, id, keys, count, err := driverOf(ctx, node)
+	if !csiNode {
+		if !apierrors.IsNotFound(err) {
+			return fmt.Sprintf("CSINode lookup = %v, want NotFound", err)
+		}
+		return ""
+	}
+	if err != nil || found != driver {
+		return fmt.Sprintf("driver entry found = %v (err %v), want %v", found, err, driver)
+	}
+	if !driver {
+		return ""
+	}
+	if id != node || keys != "topology.kubernetes.io/region,topology.kubernetes.io/zone" || count != wantCount {
+		return fmt.Sprintf("entry = id %q keys %q count %d, want count %d", id, keys, count, wantCount)
+	}
+	n, err := kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	if n.Annotations[NodeIDAnnotation] != `{"zonepath.csi.dev":"`+node+`"}` || n.Labels["type"] != "kwok" {
+		return fmt.Sprintf("annotations %v, labels %v", n.Annotations, n.Labels)
+	}
+	return ""
 }
 
 // runStandIn creates cl's nodes in a fake API and runs the stand-in on

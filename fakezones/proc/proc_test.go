@@ -78,8 +78,13 @@ func gone(pid int) bool {
 
 // A process that ignores SIGTERM is killed after the grace period.
 func TestStopKillsAfterGrace(t *testing.T) {
-	p := start(t, "trap '' TERM; while :; do sleep 0.05; done")
-	time.Sleep(100 * time.Millisecond) // let the shell install its trap
+	// SIGTERM before the trap is in would end the shell at once: wait
+	// until it says the trap is in, however slow the machine.
+	ready := filepath.Join(t.TempDir(), "ready")
+	p := start(t, "trap '' TERM; : > "+ready+"; while :; do sleep 0.05; done")
+	if err := poll(10*time.Second, func() bool { _, err := os.Stat(ready); return err == nil }); err != nil {
+		t.Fatalf("the shell never installed its trap: %v", err)
+	}
 	t0 := time.Now()
 	if err := p.Stop(context.Background(), 300*time.Millisecond); err != nil {
 		t.Fatal(err)
