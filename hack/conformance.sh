@@ -210,11 +210,17 @@ done_step
 if [ ${#failed_lanes[@]} -gt 0 ]; then
   # The lanes' lines are interleaved above; a failed lane's own last lines
   # come again here, where a reader (or a CI page showing only the end of
-  # the log) sees them.
+  # the log) sees them. A go test step prints a failure above the packages
+  # that passed after it, out of reach of that tail: the tests' own lines
+  # (t.Log, t.Error), their failures and panics come last.
   for name in "${lanes[@]}"; do
     [ "$(cat "$out/lane-$name.rc" 2>/dev/null)" != 0 ] || continue
     echo "conformance: the last 60 lines of lane $name (whole: $out/lane-$name.log):"
     tail -n 60 "$out/lane-$name.log"
+    if grep -q -- '--- FAIL' "$out/lane-$name.log"; then
+      echo "conformance: lane $name's go test messages and failures (the last 40):"
+      grep -E -- '_test\.go:[0-9]+: |--- FAIL|^[^|]*\| (FAIL|panic:)' "$out/lane-$name.log" | tail -n 40
+    fi
   done
   echo "conformance: failed lanes: ${failed_lanes[*]}; the failing step is the last 'conformance:' line of its lane above"
   exit 1
