@@ -217,7 +217,8 @@ if [ ${#failed_lanes[@]} -gt 0 ]; then
     [ "$(cat "$out/lane-$name.rc" 2>/dev/null)" != 0 ] || continue
     echo "conformance: the last 60 lines of lane $name (whole: $out/lane-$name.log):"
     tail -n 60 "$out/lane-$name.log"
-    if grep -q -- '--- FAIL' "$out/lane-$name.log"; then
+    # A test timeout or a build failure prints FAIL or panic, no --- FAIL.
+    if grep -qE -- '--- FAIL|^[^|]*\| (FAIL|panic:)' "$out/lane-$name.log"; then
       echo "conformance: lane $name's go test messages and failures (the last 40):"
       grep -E -- '_test\.go:[0-9]+: |--- FAIL|^[^|]*\| (FAIL|panic:)' "$out/lane-$name.log" | tail -n 40
     fi
